@@ -1,0 +1,23 @@
+# lit configuration for Quill, in the manner of MLIR's: .qir (and .test)
+# files are tests; Inputs/ folders hold auxiliary files; the Quill tools and
+# LLVM's FileCheck/not/count/split-file are put on PATH.
+import os
+import lit.formats
+
+config.name = "Quill"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".qir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.quill_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+path = os.pathsep.join([config.quill_tools_dir, config.llvm_tools_dir,
+                        config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+config.substitutions.append(("%quill_src", config.quill_src_root))
+config.substitutions.append(("%python", config.python_executable))
