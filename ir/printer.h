@@ -21,7 +21,9 @@ void quill_print_module(const quill_module *m, quill_strbuf *sb,
                         const quill_print_options *opts);
 void quill_print_graph(const quill_graph *g, quill_strbuf *sb,
                        const quill_print_options *opts);
-/* Prints the op alone (value names are numbered locally). */
+/* Prints the op alone, without indentation or newline. Values get the
+ * names they would have in a full print of the op's graph (values outside
+ * the graph's op list, e.g. results of a detached op, are numbered after). */
 void quill_print_op(const quill_op *op, quill_strbuf *sb);
 
 /* Print a module to a stream; QUILL_ERR_IO or QUILL_ERR_NOMEM on failure. */

@@ -41,7 +41,10 @@ typedef struct quill_pass {
   unsigned requires;    /* QUILL_PROP_* the manager must establish first */
   unsigned establishes; /* QUILL_PROP_* true after a successful run */
   unsigned preserves;   /* QUILL_PROP_* left valid (others invalidated) */
-  const char *options;  /* documented options, e.g. "max-iterations=N", or NULL */
+  /* Documented options, e.g. "max-iterations=N other=BOOL", or NULL. The
+   * manager accepts only these keys; a value documented as N must be an
+   * integer and one documented as BOOL true/false (checked when parsing). */
+  const char *options;
 } quill_pass;
 
 /* ---- registry ---------------------------------------------------------- */
