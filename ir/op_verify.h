@@ -77,6 +77,19 @@ quill_status quill_vop_check_quant_axis(quill_context *ctx,
                                         const quill_op *op, const char *what,
                                         const quill_type *tensor);
 
+/* ---- integer ops (qconv2d, qmatmul) -------------------------------------- */
+
+/* Operands 0 and 1 quantized (same storage signedness is not required),
+ * optional operand 2 an i32 tensor. */
+quill_status quill_vop_integer_operands(quill_context *ctx,
+                                        const quill_op *op);
+/* Result element quantized or i32; requantization attributes valid:
+ * rounding one of the policies, multiplier/shift int lists of length 1 or
+ * `channels`, both or neither, multiplier in [0, 2^31), shift in [-31, 62];
+ * an i32 result takes no multiplier/shift. */
+quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
+                                      int64_t channels);
+
 /* ---- attributes (absent -> default) ------------------------------------ */
 
 quill_status quill_vop_attr_int(quill_context *ctx, const quill_op *op,

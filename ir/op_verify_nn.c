@@ -171,8 +171,9 @@ static quill_status conv_elems(quill_context *ctx, const quill_op *op) {
 
 /* Shared body of conv2d and conv_transpose2d. */
 static quill_status verify_conv(quill_context *ctx, const quill_op *op,
-                                bool transpose) {
-  quill_status st = conv_elems(ctx, op);
+                                bool transpose, bool integer) {
+  quill_status st = integer ? quill_vop_integer_operands(ctx, op)
+                            : conv_elems(ctx, op);
   if (expect_rank(ctx, op, 0, 4, "a 4-D NCHW tensor") ||
       expect_rank(ctx, op, 1, 4, transpose ? "a 4-D IOHW weight tensor"
                                            : "a 4-D OIHW weight tensor"))
@@ -207,6 +208,19 @@ static quill_status verify_conv(quill_context *ctx, const quill_op *op,
   if (quill_op_num_operands(op) > 2 &&
       expect_vector(ctx, op, 2, out.dims[1], "bias"))
     st = QUILL_ERR_INVALID;
+  if (integer) {
+    /* Weights quantized per output channel: one parameter per channel. */
+    quill_type *we = quill_vop_operand_elem(op, 1);
+    if (quill_type_quant_axis_of(we) > 0)
+      return quill_vop_fail(ctx, op, "weights must be quantized per tensor or "
+                                     "along axis 0 (output channels)");
+    if (quill_vop_check_quant_axis(ctx, op, "operand #1",
+                                   quill_vop_operand_type(op, 1)) ||
+        quill_vop_expect_result(ctx, op, 0, &out, NULL) ||
+        quill_vop_integer_result(ctx, op, out.dims[1]))
+      st = QUILL_ERR_INVALID;
+    return st;
+  }
   if (quill_vop_expect_result(ctx, op, 0, &out, quill_vop_operand_elem(op, 0)))
     st = QUILL_ERR_INVALID;
   return st;
@@ -214,14 +228,21 @@ static quill_status verify_conv(quill_context *ctx, const quill_op *op,
 
 /* conv2d x w [b] {strides, pads, dilations, group, kernel_shape, auto_pad} */
 quill_status quill_verify_conv2d(quill_context *ctx, const quill_op *op) {
-  return verify_conv(ctx, op, false);
+  return verify_conv(ctx, op, false, false);
 }
 
 /* conv_transpose2d x w [b] {strides, pads, dilations, group,
  * output_padding, auto_pad} */
 quill_status quill_verify_conv_transpose2d(quill_context *ctx,
                                            const quill_op *op) {
-  return verify_conv(ctx, op, true);
+  return verify_conv(ctx, op, true, false);
+}
+
+/* qconv2d x w [b] {conv2d attrs, rounding, multiplier, shift}: quantized
+ * x and w (w per tensor or per output channel), i32 bias [O], result
+ * quantized (requantized) or i32 (the accumulator). */
+quill_status quill_verify_qconv2d(quill_context *ctx, const quill_op *op) {
+  return verify_conv(ctx, op, false, true);
 }
 
 /* ---- matmul and gemm --------------------------------------------------- */
@@ -258,6 +279,41 @@ quill_status quill_verify_matmul(quill_context *ctx, const quill_op *op) {
   if (st)
     return st;
   return quill_vop_expect_result(ctx, op, 0, &out, quill_vop_operand_elem(op, 0));
+}
+
+/* qmatmul a b [bias] {rounding, multiplier, shift}: numpy matmul of
+ * quantized a and b (b per tensor or per column, i.e. its last axis), i32
+ * bias broadcast along the last result axis, result quantized or i32. */
+quill_status quill_verify_qmatmul(quill_context *ctx, const quill_op *op) {
+  if (quill_vop_integer_operands(ctx, op))
+    return QUILL_ERR_INVALID;
+  quill_shape a, b, out;
+  quill_vop_operand_shape(op, 0, &a);
+  quill_vop_operand_shape(op, 1, &b);
+  quill_strbuf why;
+  quill_strbuf_init(&why, ctx);
+  quill_status st = QUILL_OK;
+  if (!quill_shape_matmul(&a, &b, &out, &why))
+    st = quill_vop_shape_fail(ctx, op, "incompatible operand shapes", &why);
+  quill_strbuf_free(&why);
+  if (st)
+    return st;
+  int64_t cols = out.rank ? out.dims[out.rank - 1] : 1;
+  quill_type *be = quill_vop_operand_elem(op, 1);
+  int32_t axis = quill_type_quant_axis_of(be);
+  if (axis >= 0 && (b.rank < 2 || axis != (int32_t)b.rank - 1))
+    return quill_vop_fail(ctx, op, "operand #1 must be quantized per tensor or "
+                                   "along its last axis (columns)");
+  if (quill_vop_check_quant_axis(ctx, op, "operand #1",
+                                 quill_vop_operand_type(op, 1)))
+    return QUILL_ERR_INVALID;
+  if (quill_op_num_operands(op) > 2 &&
+      expect_vector(ctx, op, 2, cols, "bias"))
+    return QUILL_ERR_INVALID;
+  if (quill_vop_expect_result(ctx, op, 0, &out, NULL) ||
+      quill_vop_integer_result(ctx, op, cols))
+    return QUILL_ERR_INVALID;
+  return QUILL_OK;
 }
 
 /* gemm a b [c] {alpha, beta, trans_a, trans_b} */

@@ -1,0 +1,142 @@
+/*
+ * quant.c - rounding policies and fixed-point requantization (see quant.h
+ * for the table of policies).
+ *
+ * Fixed point follows TFLite/gemmlowp: a real multiplier 0 < M is stored as
+ * a Q31 mantissa m in [2^30, 2^31) and an exponent `shift`, M = m * 2^(shift-31).
+ * The single-rounding policies compute acc * m exactly in 64 bits (|acc| <
+ * 2^31, m < 2^31 so the product fits in 63 bits) and divide by 2^(31-shift)
+ * with the policy's tie rule. The tflite policy reproduces gemmlowp's
+ * MultiplyByQuantizedMultiplier bit for bit, including its saturation.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ir/quant.h"
+
+static const char *const names[] = {"half_even", "half_away", "half_up",
+                                    "tflite"};
+
+bool quill_rounding_parse(const char *name, quill_rounding *out) {
+  for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = (quill_rounding)i;
+      return true;
+    }
+  return false;
+}
+
+const char *quill_rounding_name(quill_rounding r) { return names[r]; }
+
+int64_t quill_round(double v, quill_rounding r) {
+  if (isnan(v))
+    return 0;
+  double x;
+  switch (r) {
+  case QUILL_ROUND_HALF_EVEN:
+    x = nearbyint(v); /* default FE_TONEAREST: ties to even */
+    break;
+  case QUILL_ROUND_HALF_UP:
+    x = floor(v); /* v - floor(v) is exact, v + 0.5 would not be */
+    if (v - x >= 0.5)
+      x += 1.0;
+    break;
+  default:
+    x = round(v);
+    break;
+  }
+  if (x >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (x <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)x;
+}
+
+bool quill_quantize_multiplier(double real, int32_t *multiplier, int *shift) {
+  *multiplier = 0;
+  *shift = 0;
+  if (!(real > 0.0) || isinf(real))
+    return real == 0.0;
+  int e;
+  double q = frexp(real, &e); /* real = q * 2^e, q in [0.5, 1) */
+  int64_t m = (int64_t)llround(q * (double)(INT64_C(1) << 31));
+  if (m == (INT64_C(1) << 31)) {
+    m /= 2;
+    e++;
+  }
+  if (e < -31 || e > 62)
+    return false;
+  *multiplier = (int32_t)m;
+  *shift = e;
+  return true;
+}
+
+/* gemmlowp SaturatingRoundingDoublingHighMul. */
+static int32_t srdhm(int32_t a, int32_t b) {
+  if (a == INT32_MIN && b == INT32_MIN)
+    return INT32_MAX;
+  int64_t ab = (int64_t)a * (int64_t)b;
+  int64_t nudge = ab >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
+  return (int32_t)((ab + nudge) / (INT64_C(1) << 31));
+}
+
+/* gemmlowp RoundingDivideByPOT: round half away from zero. */
+static int32_t rdbpot(int32_t x, int exponent) {
+  int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
+  int32_t remainder = x & mask;
+  int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* Divide v by 2^n (n >= 1) rounding with the policy. */
+static int64_t div_pot(int64_t v, int n, quill_rounding r) {
+  if (n >= 63)
+    return 0;
+  int64_t q = v >> n; /* floor */
+  int64_t rem = v - q * (INT64_C(1) << n);
+  int64_t half = INT64_C(1) << (n - 1);
+  if (rem > half)
+    return q + 1;
+  if (rem < half)
+    return q;
+  switch (r) { /* exact tie: q + 0.5 */
+  case QUILL_ROUND_HALF_EVEN:
+    return (q & 1) ? q + 1 : q;
+  case QUILL_ROUND_HALF_UP:
+    return q + 1;
+  default: /* away from zero */
+    return q >= 0 ? q + 1 : q;
+  }
+}
+
+int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
+                            quill_rounding r) {
+  if (r == QUILL_ROUND_TFLITE) {
+    int32_t x = (int32_t)quill_clamp_i64(acc, INT32_MIN, INT32_MAX);
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int64_t shifted = (int64_t)x * (INT64_C(1) << left);
+    int32_t xs = (int32_t)quill_clamp_i64(shifted, INT32_MIN, INT32_MAX);
+    int32_t hi = srdhm(xs, multiplier);
+    return right ? rdbpot(hi, right) : hi;
+  }
+  /* Exact product; acc is an int32 accumulator in practice. */
+  acc = quill_clamp_i64(acc, INT32_MIN, INT32_MAX);
+  int64_t prod = acc * (int64_t)multiplier;
+  int n = 31 - shift;
+  if (n <= 0) {
+    int64_t lim = INT64_MAX >> (-n);
+    prod = quill_clamp_i64(prod, -lim, lim);
+    return prod * (INT64_C(1) << (-n));
+  }
+  return div_pot(prod, n, r);
+}
+
+float quill_requant_scale_f32(double s_x, double s_w, double s_y) {
+  float p = (float)s_x * (float)s_w;
+  return p / (float)s_y;
+}
+
+int64_t quill_requant_float(int64_t acc, float scale, quill_rounding r) {
+  float v = (float)acc * scale;
+  return quill_round((double)v, r);
+}
