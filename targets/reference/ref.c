@@ -280,6 +280,87 @@ void quill_ref_bcast_next(quill_ref_bcast *it) {
   }
 }
 
+/* ---- helpers for the nn kernels -------------------------------------------- */
+
+quill_status quill_ref_fbuf_read(quill_context *ctx, const quill_tensor *t,
+                                 quill_ref_fbuf *b) {
+  b->n = quill_tensor_num_elements(t);
+  b->scratch = false;
+  if (quill_tensor_elem_kind(t) == QUILL_TYPE_F32 &&
+      !quill_type_is_quant(quill_type_elem(t->type))) {
+    b->p = t->data;
+    return QUILL_OK;
+  }
+  b->p = quill_alloc(ctx, (b->n ? b->n : 1) * sizeof(float));
+  if (!b->p)
+    return QUILL_ERR_NOMEM;
+  b->scratch = true;
+  for (size_t i = 0; i < b->n; i++)
+    b->p[i] = (float)quill_tensor_get_f64(t, i);
+  return QUILL_OK;
+}
+
+quill_status quill_ref_fbuf_write(quill_context *ctx, quill_tensor *t,
+                                  quill_ref_fbuf *b) {
+  b->n = quill_tensor_num_elements(t);
+  b->scratch = false;
+  if (quill_tensor_elem_kind(t) == QUILL_TYPE_F32 &&
+      !quill_type_is_quant(quill_type_elem(t->type))) {
+    b->p = t->data;
+    return QUILL_OK;
+  }
+  b->p = quill_calloc(ctx, b->n ? b->n : 1, sizeof(float));
+  if (!b->p)
+    return QUILL_ERR_NOMEM;
+  b->scratch = true;
+  return QUILL_OK;
+}
+
+void quill_ref_fbuf_release(quill_context *ctx, quill_tensor *t,
+                            quill_ref_fbuf *b) {
+  if (b->scratch) {
+    if (t)
+      for (size_t i = 0; i < b->n; i++)
+        quill_tensor_set_f64(t, i, b->p[i]);
+    quill_free(ctx, b->p, (b->n ? b->n : 1) * sizeof(float));
+  }
+  memset(b, 0, sizeof *b);
+}
+
+double quill_ref_attr_num(const quill_op *op, const char *name, double dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
+    return quill_attr_float_value(a);
+  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
+    return (double)quill_attr_int_value(a);
+  return dflt;
+}
+
+const char *quill_ref_attr_str(const quill_op *op, const char *name,
+                               const char *dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  if (a && quill_attr_kind_of(a) == QUILL_ATTR_STRING)
+    return quill_attr_string_value(a, NULL);
+  return dflt;
+}
+
+quill_status quill_ref_op_error(quill_context *ctx, const quill_op *op,
+                                const char *what) {
+  return quill_error(ctx, quill_op_loc(op), "reference: '%s': %s",
+                     quill_op_name(op), what);
+}
+
+const char *quill_ref_supports_float(const quill_op *op) {
+  for (unsigned i = 0; i < quill_op_num_operands(op); i++)
+    if (!quill_type_is_float(
+            quill_type_elem(quill_value_type(quill_op_operand(op, i)))))
+      return quill_type_is_quant(quill_type_elem(
+                 quill_value_type(quill_op_operand(op, i))))
+                 ? "quantized element types"
+                 : "non-float element types";
+  return NULL;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define UNARY {quill_ref_kernel_unary, quill_ref_supports_unary}
@@ -334,6 +415,31 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_SQUEEZE] = COPY,
     [QUILL_OP_UNSQUEEZE] = COPY,
     [QUILL_OP_GATHER] = {quill_ref_kernel_gather, quill_ref_supports_gather},
+    [QUILL_OP_RESIZE] = {quill_ref_kernel_resize, quill_ref_supports_resize},
+    /* linear algebra and normalization */
+    [QUILL_OP_CONV2D] = {quill_ref_kernel_conv2d, quill_ref_supports_float},
+    [QUILL_OP_CONV_TRANSPOSE2D] = {quill_ref_kernel_conv_transpose2d,
+                                   quill_ref_supports_float},
+    [QUILL_OP_MATMUL] = {quill_ref_kernel_matmul, quill_ref_supports_linalg},
+    [QUILL_OP_GEMM] = {quill_ref_kernel_gemm, quill_ref_supports_linalg},
+    [QUILL_OP_BATCH_NORM] = {quill_ref_kernel_batch_norm, quill_ref_supports_float},
+    [QUILL_OP_LAYER_NORM] = {quill_ref_kernel_layer_norm, quill_ref_supports_float},
+    /* pooling and reductions */
+    [QUILL_OP_MAXPOOL] = {quill_ref_kernel_pool, quill_ref_supports_pool},
+    [QUILL_OP_AVGPOOL] = {quill_ref_kernel_pool, quill_ref_supports_pool},
+    [QUILL_OP_GLOBAL_AVGPOOL] = {quill_ref_kernel_global_pool, quill_ref_supports_pool},
+    [QUILL_OP_GLOBAL_MAXPOOL] = {quill_ref_kernel_global_pool, quill_ref_supports_pool},
+    [QUILL_OP_REDUCE_MEAN] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
+    [QUILL_OP_REDUCE_SUM] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
+    [QUILL_OP_REDUCE_MAX] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
+    [QUILL_OP_REDUCE_MIN] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
+    [QUILL_OP_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_float},
+    [QUILL_OP_LOG_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_float},
+    /* quantization */
+    [QUILL_OP_QUANTIZE] = {quill_ref_kernel_quantize, NULL},
+    [QUILL_OP_DEQUANTIZE] = {quill_ref_kernel_dequantize, NULL},
+    [QUILL_OP_REQUANTIZE] = {quill_ref_kernel_requantize, NULL},
+    [QUILL_OP_FAKE_QUANT] = {quill_ref_kernel_fake_quant, NULL},
 };
 
 #undef UNARY
@@ -414,4 +520,9 @@ void quill_ref_outputs_free(quill_context *ctx, const quill_op *op,
                             quill_tensor *out) {
   for (unsigned i = 0; i < quill_op_num_results(op); i++)
     quill_tensor_free(ctx, &out[i]);
+}
+
+void quill_ref_tensors_free(quill_context *ctx, quill_tensor *t, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    quill_tensor_free(ctx, &t[i]);
 }

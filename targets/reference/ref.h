@@ -148,4 +148,44 @@ quill_status quill_ref_outputs_alloc(quill_context *ctx, const quill_op *op,
 void quill_ref_outputs_free(quill_context *ctx, const quill_op *op,
                             quill_tensor *out);
 
+/* Free n tensors made by quill_tensor_alloc or returned by quill_ref_run
+ * (zeroed tensors are skipped) and zero them. */
+void quill_ref_tensors_free(quill_context *ctx, quill_tensor *t, unsigned n);
+
+/* ---- graph execution (targets/reference/interp.c) ------------------------- */
+
+/* Called after each op has run, with its result tensors (one per result,
+ * read-only, valid only during the call). Return QUILL_OK to continue;
+ * any other status stops the run, which then returns that status (the
+ * observer emits its own diagnostic). Calibration collects statistics
+ * through this hook. */
+typedef quill_status (*quill_ref_observer_fn)(void *ud, const quill_op *op,
+                                              const quill_tensor *results,
+                                              unsigned num_results);
+
+/* Run graph g on `inputs` (one per graph argument, in order; their types
+ * must equal the argument types, the data is only read) and produce one
+ * output per graph result in `outputs` (n_out must equal the number of
+ * results). Output tensors are allocated through the context allocator and
+ * owned by the caller: free them with quill_ref_tensors_free(ctx, outputs,
+ * n_out) (or quill_tensor_free on each).
+ *
+ * Ops run in program order through quill_ref_kernels; constants are
+ * borrowed from their attributes, and every intermediate tensor is freed
+ * right after its last use. Before anything runs, every op is checked
+ * against the kernel table, and each unsupported one is reported as
+ * "op 'X' is not supported by target 'reference'" (QUILL_ERR_UNSUPPORTED).
+ * A wrong input count or an input whose type differs from its argument's
+ * is reported naming the argument (QUILL_ERR_INVALID). On any failure the
+ * outputs are left zeroed and nothing stays allocated. */
+quill_status quill_ref_run(quill_context *ctx, const quill_graph *g,
+                           const quill_tensor *inputs, unsigned n_in,
+                           quill_tensor *outputs, unsigned n_out);
+/* Same, calling `observer` (if non-NULL) with `ud` after each op, constants
+ * included. */
+quill_status quill_ref_run_observed(quill_context *ctx, const quill_graph *g,
+                                    const quill_tensor *inputs, unsigned n_in,
+                                    quill_tensor *outputs, unsigned n_out,
+                                    quill_ref_observer_fn observer, void *ud);
+
 #endif /* QUILL_TARGETS_REFERENCE_REF_H */

@@ -1,0 +1,651 @@
+/*
+ * import.c - the ONNX importer's driver: protobuf decoding, model checks,
+ * graph arguments and results, initializers, node sorting and dispatch.
+ *
+ *   bytes --onnx__model_proto__unpack (protobuf-c, generated)--> ModelProto
+ *     1. opset of the default domain (7..17; newer: best effort + warning)
+ *     2. every node's op type looked up in the op table; all unknown ones
+ *        are reported together: "unsupported ONNX ops: Foo (2 nodes: a, b)"
+ *     3. graph arguments = inputs that are not initializers, with shapes
+ *        from the model or --input-shape (symbolic dims need the latter)
+ *     4. used initializers -> constant ops
+ *     5. nodes sorted topologically (stable; dangling inputs and cycles are
+ *        reported), then imported one by one through the table
+ *     6. graph outputs -> return; the module is verified
+ *
+ * protobuf-c allocates through the context's funnel (a size header in front
+ * of each block, since protobuf-c's free does not pass sizes).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frontends/onnx/onnx_impl.h"
+
+/* ---- protobuf-c allocator over the quill funnel ------------------------- */
+
+#define PB_HDR 16
+
+static void *pb_alloc(void *ud, size_t size) {
+  if (size > SIZE_MAX - PB_HDR)
+    return NULL;
+  unsigned char *p = quill_alloc(ud, size + PB_HDR);
+  if (!p)
+    return NULL;
+  memcpy(p, &size, sizeof size);
+  return p + PB_HDR;
+}
+
+static void pb_free(void *ud, void *ptr) {
+  if (!ptr)
+    return;
+  unsigned char *p = (unsigned char *)ptr - PB_HDR;
+  size_t size;
+  memcpy(&size, p, sizeof size);
+  quill_free(ud, p, size + PB_HDR);
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static quill_status model_error(onnx_importer *im, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static quill_status model_error(onnx_importer *im, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  quill_diag_emitv(im->ctx, quill_loc_named(im->ctx, im->model_name),
+                   QUILL_DIAG_ERROR, fmt, ap);
+  va_end(ap);
+  return QUILL_ERR_INVALID;
+}
+
+static bool is_default_domain(const char *d) {
+  return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+/* The display name of node i: its name, or "<OpType>_<i>". */
+static const char *node_name(quill_context *ctx, const Onnx__NodeProto *nd,
+                             size_t i) {
+  if (nd->name && *nd->name)
+    return quill_ident_get(ctx, nd->name);
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.40s_%zu", nd->op_type ? nd->op_type : "", i);
+  return quill_ident_get(ctx, buf);
+}
+
+static quill_status check_opset(onnx_importer *im, const Onnx__ModelProto *mp) {
+  im->opset = -1;
+  for (size_t i = 0; i < mp->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+    if (is_default_domain(o->domain) && o->has_version)
+      im->opset = o->version;
+  }
+  if (im->opset < 0)
+    return model_error(im, "ONNX model '%s' does not import the default "
+                           "operator set",
+                       im->model_name);
+  if (im->opset < ONNX_MIN_OPSET)
+    return model_error(im, "ONNX model '%s' uses opset %lld; supported opsets "
+                           "are %d to %d",
+                       im->model_name, (long long)im->opset, ONNX_MIN_OPSET,
+                       ONNX_MAX_OPSET);
+  if (im->opset > ONNX_MAX_OPSET)
+    quill_diag_emit(im->ctx, quill_loc_named(im->ctx, im->model_name),
+                    QUILL_DIAG_WARNING,
+                    "ONNX model '%s' uses opset %lld, newer than %d: "
+                    "importing on a best-effort basis",
+                    im->model_name, (long long)im->opset, ONNX_MAX_OPSET);
+  return QUILL_OK;
+}
+
+/* ---- unsupported ops, all at once ------------------------------------------ */
+
+typedef struct unsupported {
+  const char *key;     /* "Foo" or "domain.Foo" (interned) */
+  unsigned count;
+  quill_strbuf nodes;  /* ", "-separated node names */
+} unsupported;
+
+static quill_status check_ops(onnx_importer *im, const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  unsupported *list = NULL;
+  size_t n = 0;
+  quill_status st = QUILL_OK;
+  for (size_t i = 0; !st && i < gp->n_node; i++) {
+    const Onnx__NodeProto *nd = gp->node[i];
+    const char *op = nd->op_type ? nd->op_type : "";
+    if (is_default_domain(nd->domain) && onnx_op_lookup(op))
+      continue;
+    char buf[256];
+    if (is_default_domain(nd->domain))
+      snprintf(buf, sizeof buf, "%s", op);
+    else
+      snprintf(buf, sizeof buf, "%s.%s", nd->domain, op);
+    quill_ident key = quill_ident_get(ctx, buf);
+    const char *name = node_name(ctx, nd, i);
+    if (!key || !name) {
+      st = QUILL_ERR_NOMEM;
+      break;
+    }
+    size_t k = 0;
+    while (k < n && list[k].key != key)
+      k++;
+    if (k == n) {
+      unsupported *nl = quill_realloc(ctx, list, n * sizeof *list,
+                                      (n + 1) * sizeof *list);
+      if (!nl) {
+        st = QUILL_ERR_NOMEM;
+        break;
+      }
+      list = nl;
+      list[n].key = key;
+      list[n].count = 0;
+      quill_strbuf_init(&list[n].nodes, ctx);
+      n++;
+    }
+    if (list[k].count++)
+      quill_strbuf_puts(&list[k].nodes, ", ");
+    quill_strbuf_puts(&list[k].nodes, name);
+  }
+  if (!st && n) {
+    quill_strbuf sb;
+    quill_strbuf_init(&sb, ctx);
+    quill_strbuf_puts(&sb, "unsupported ONNX ops: ");
+    for (size_t k = 0; k < n; k++)
+      quill_strbuf_printf(&sb, "%s%s (%u node%s: %s)", k ? ", " : "",
+                          list[k].key, list[k].count,
+                          list[k].count == 1 ? "" : "s",
+                          quill_strbuf_str(&list[k].nodes));
+    st = model_error(im, "%s", quill_strbuf_str(&sb));
+    quill_strbuf_free(&sb);
+  }
+  for (size_t k = 0; k < n; k++)
+    quill_strbuf_free(&list[k].nodes);
+  quill_free(ctx, list, n * sizeof *list);
+  return st;
+}
+
+/* ---- graph arguments ------------------------------------------------------- */
+
+/* The user shape for input `name`, or NULL. */
+static quill_status user_shape(onnx_importer *im, const char *name,
+                               quill_shape *s, bool *found) {
+  *found = false;
+  for (unsigned i = 0; im->opts && i < im->opts->num_input_shapes; i++) {
+    const char *nm;
+    size_t len;
+    if (onnx_parse_input_shape(im->ctx, im->opts->input_shapes[i], &nm, &len,
+                               s))
+      return QUILL_ERR_INVALID;
+    if (strlen(name) == len && !memcmp(nm, name, len)) {
+      *found = true;
+      return QUILL_OK;
+    }
+  }
+  return QUILL_OK;
+}
+
+static quill_status arg_type(onnx_importer *im, const Onnx__ValueInfoProto *vi,
+                             quill_type **out) {
+  const char *name = vi->name;
+  quill_context *ctx = im->ctx;
+  quill_loc loc = quill_loc_named(ctx, name);
+  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return quill_error(ctx, loc, "input '%s' is not a tensor", name);
+  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+  quill_type *elem = onnx_elem_type(ctx, tt->elem_type);
+  if (!elem)
+    return quill_error(ctx, loc, "input '%s' has unsupported element type %s",
+                       name, onnx_data_type_name(tt->elem_type));
+  quill_shape s;
+  bool found;
+  if (user_shape(im, name, &s, &found))
+    return QUILL_ERR_INVALID;
+  if (found) {
+    if (tt->shape && tt->shape->n_dim != s.rank)
+      return quill_error(ctx, loc,
+                         "input shape for '%s' has rank %u but the model "
+                         "declares rank %zu",
+                         name, s.rank, tt->shape->n_dim);
+  } else {
+    if (!tt->shape)
+      return quill_error(ctx, loc,
+                         "input '%s' has no shape; pass --input-shape %s=...",
+                         name, name);
+    if (tt->shape->n_dim > QUILL_MAX_RANK)
+      return quill_error(ctx, loc, "input '%s' has rank %zu (at most %d)",
+                         name, tt->shape->n_dim, QUILL_MAX_RANK);
+    s.rank = (unsigned)tt->shape->n_dim;
+    for (unsigned i = 0; i < s.rank; i++) {
+      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+          d->dim_value >= 0) {
+        s.dims[i] = d->dim_value;
+      } else if (d->value_case ==
+                 ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+        return quill_error(ctx, loc,
+                           "input '%s' has symbolic dimension '%s' at index "
+                           "%u; pass --input-shape %s=...",
+                           name, d->dim_param, i, name);
+      } else {
+        return quill_error(ctx, loc,
+                           "input '%s' has an unknown dimension at index %u; "
+                           "pass --input-shape %s=...",
+                           name, i, name);
+      }
+    }
+  }
+  *out = quill_shape_type(ctx, &s, elem);
+  return *out ? QUILL_OK : QUILL_ERR_NOMEM;
+}
+
+/* Every --input-shape must name a graph argument. */
+static quill_status check_user_shapes(onnx_importer *im, onnx_map *args) {
+  for (unsigned i = 0; im->opts && i < im->opts->num_input_shapes; i++) {
+    const char *nm;
+    size_t len;
+    quill_shape s;
+    if (onnx_parse_input_shape(im->ctx, im->opts->input_shapes[i], &nm, &len,
+                               &s))
+      return QUILL_ERR_INVALID;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), nm);
+    if (!onnx_map_get(args, buf))
+      return model_error(im, "input shape given for '%s', which is not a graph "
+                             "input",
+                         buf);
+  }
+  return QUILL_OK;
+}
+
+static void sanitize(const char *in, char *out, size_t cap) {
+  size_t n = 0;
+  if (!in || !*in)
+    in = "main";
+  if (*in >= '0' && *in <= '9')
+    out[n++] = '_';
+  for (; *in && n + 1 < cap; in++) {
+    char c = *in;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+    out[n++] = ok ? c : '_';
+  }
+  out[n] = 0;
+}
+
+static quill_status build_args(onnx_importer *im, quill_module *m,
+                               const Onnx__GraphProto *gp, onnx_map *inits) {
+  quill_context *ctx = im->ctx;
+  size_t nin = gp->n_input, nargs = 0;
+  quill_type **types = quill_calloc(ctx, nin ? nin : 1, sizeof *types);
+  const Onnx__ValueInfoProto **vis =
+      quill_calloc(ctx, nin ? nin : 1, sizeof *vis);
+  onnx_map argmap;
+  onnx_map_init(&argmap, ctx);
+  quill_status st = types && vis ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (size_t i = 0; !st && i < nin; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name || !*vi->name || onnx_map_get(inits, vi->name))
+      continue;
+    if (onnx_map_get(&argmap, vi->name)) {
+      st = model_error(im, "graph input '%s' is declared twice", vi->name);
+      break;
+    }
+    st = onnx_map_put(&argmap, vi->name, (void *)vi);
+    vis[nargs++] = vi;
+  }
+  if (!st)
+    st = check_user_shapes(im, &argmap);
+  for (size_t i = 0; !st && i < nargs; i++)
+    st = arg_type(im, vis[i], &types[i]);
+  char gname[256];
+  sanitize(gp->name, gname, sizeof gname);
+  if (!st) {
+    im->graph = quill_graph_create(m, gname, (unsigned)nargs, types, 0, NULL);
+    if (!im->graph)
+      st = QUILL_ERR_NOMEM;
+  }
+  for (size_t i = 0; !st && i < nargs; i++) {
+    quill_value *v = quill_graph_arg(im->graph, (unsigned)i);
+    if (quill_value_set_name(v, vis[i]->name) ||
+        onnx_map_put(&im->values, vis[i]->name, v))
+      st = QUILL_ERR_NOMEM;
+  }
+  onnx_map_free(&argmap);
+  quill_free(ctx, types, (nin ? nin : 1) * sizeof *types);
+  quill_free(ctx, vis, (nin ? nin : 1) * sizeof *vis);
+  return st;
+}
+
+static quill_status build_initializers(onnx_importer *im,
+                                       const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *t = gp->initializer[i];
+    if (!t->name || !*t->name || !onnx_map_get(&im->used, t->name) ||
+        onnx_map_get(&im->values, t->name))
+      continue;
+    quill_loc loc = quill_loc_named(ctx, t->name);
+    const quill_attr *a;
+    quill_status st = onnx_tensor_to_attr(im, t, loc, &a);
+    if (st)
+      return st;
+    quill_type *ty = quill_attr_dense_type(a);
+    quill_named_attr na = {quill_ident_get(ctx, "value"), a};
+    quill_op *op = na.name ? quill_op_create(im->graph, QUILL_OP_CONSTANT, 0,
+                                             NULL, 1, &ty, 1, &na, loc)
+                           : NULL;
+    if (!op)
+      return QUILL_ERR_NOMEM;
+    quill_op_insert_at_end(im->graph, op);
+    quill_value *v = quill_op_result(op, 0);
+    if (quill_value_set_name(v, t->name) ||
+        onnx_map_put(&im->values, t->name, v))
+      return QUILL_ERR_NOMEM;
+  }
+  return QUILL_OK;
+}
+
+/* ---- sorting and node import ------------------------------------------------ */
+
+/* Stable topological order of the nodes into order[]; dangling inputs and
+ * cycles are errors. */
+static quill_status sort_nodes(onnx_importer *im, const Onnx__GraphProto *gp,
+                               size_t *order) {
+  quill_context *ctx = im->ctx;
+  size_t nn = gp->n_node, placed = 0;
+  onnx_map producer, defined;
+  onnx_map_init(&producer, ctx);
+  onnx_map_init(&defined, ctx);
+  bool *done = quill_calloc(ctx, nn ? nn : 1, sizeof *done);
+  quill_status st = done ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (size_t i = 0; !st && i < nn; i++)
+    for (size_t k = 0; !st && k < gp->node[i]->n_output; k++)
+      if (gp->node[i]->output[k][0])
+        st = onnx_map_put(&producer, gp->node[i]->output[k], gp->node[i]);
+  for (size_t i = 0; !st && i < nn; i++) {
+    const Onnx__NodeProto *nd = gp->node[i];
+    for (size_t k = 0; k < nd->n_input; k++) {
+      const char *in = nd->input[k];
+      if (in[0] && !onnx_map_get(&im->values, in) &&
+          !onnx_map_get(&producer, in)) {
+        const char *nm = node_name(ctx, nd, i);
+        quill_error(ctx, quill_loc_named(ctx, nm),
+                    "%s node '%s': input '%s' is not produced by any node and "
+                    "is not a graph input or initializer",
+                    nd->op_type, nm, in);
+        st = QUILL_ERR_INVALID;
+        break;
+      }
+    }
+  }
+  for (bool progress = true; !st && progress && placed < nn;) {
+    progress = false;
+    for (size_t i = 0; !st && i < nn; i++) {
+      if (done[i])
+        continue;
+      const Onnx__NodeProto *nd = gp->node[i];
+      bool ready = true;
+      for (size_t k = 0; ready && k < nd->n_input; k++) {
+        const char *in = nd->input[k];
+        ready = !in[0] || onnx_map_get(&im->values, in) ||
+                onnx_map_get(&defined, in);
+      }
+      if (!ready)
+        continue;
+      done[i] = true;
+      order[placed++] = i;
+      progress = true;
+      for (size_t k = 0; !st && k < nd->n_output; k++)
+        if (nd->output[k][0])
+          st = onnx_map_put(&defined, nd->output[k], (void *)nd);
+    }
+  }
+  if (!st && placed < nn) {
+    quill_strbuf sb;
+    quill_strbuf_init(&sb, ctx);
+    for (size_t i = 0, k = 0; i < nn; i++)
+      if (!done[i])
+        quill_strbuf_printf(&sb, "%s%s", k++ ? ", " : "",
+                            node_name(ctx, gp->node[i], i));
+    st = model_error(im, "the ONNX graph has a cycle: nodes %s cannot be "
+                         "sorted topologically",
+                     quill_strbuf_str(&sb));
+    quill_strbuf_free(&sb);
+  }
+  quill_free(ctx, done, (nn ? nn : 1) * sizeof *done);
+  onnx_map_free(&producer);
+  onnx_map_free(&defined);
+  return st;
+}
+
+static quill_status import_node(onnx_importer *im, const Onnx__NodeProto *nd,
+                                size_t index) {
+  quill_context *ctx = im->ctx;
+  const onnx_op_entry *e = onnx_op_lookup(nd->op_type);
+  onnx_node n = {0};
+  n.proto = nd;
+  n.op_type = nd->op_type;
+  n.name = node_name(ctx, nd, index);
+  if (!n.name)
+    return QUILL_ERR_NOMEM;
+  n.loc = quill_loc_named(ctx, n.name);
+  n.opset = im->opset;
+  n.num_inputs = (unsigned)nd->n_input;
+  n.num_outputs = (unsigned)nd->n_output;
+  n.flags = e->flags;
+  n.in = quill_calloc(ctx, n.num_inputs ? n.num_inputs : 1, sizeof *n.in);
+  if (!n.in)
+    return QUILL_ERR_NOMEM;
+  quill_status st = QUILL_OK;
+  for (unsigned i = 0; !st && i < n.num_inputs; i++) {
+    const char *in = nd->input[i];
+    if (!in[0])
+      continue;
+    n.in[i] = onnx_map_get(&im->values, in);
+    if (!n.in[i])
+      st = onnx_error(im, &n, "input '%s' is an output that is not supported",
+                      in);
+  }
+  if (!st)
+    st = e->import(im, &n);
+  quill_free(ctx, n.in, (n.num_inputs ? n.num_inputs : 1) * sizeof *n.in);
+  return st;
+}
+
+static quill_status build_results(onnx_importer *im,
+                                  const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  size_t nout = gp->n_output;
+  quill_value **vals = quill_calloc(ctx, nout ? nout : 1, sizeof *vals);
+  quill_type **types = quill_calloc(ctx, nout ? nout : 1, sizeof *types);
+  quill_status st = vals && types ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (size_t i = 0; !st && i < nout; i++) {
+    const char *nm = gp->output[i]->name;
+    vals[i] = nm ? onnx_map_get(&im->values, nm) : NULL;
+    if (!vals[i])
+      st = model_error(im, "graph output '%s' is not produced by any node",
+                       nm ? nm : "");
+    else
+      types[i] = quill_value_type(vals[i]);
+  }
+  if (!st)
+    st = quill_graph_set_result_types(im->graph, (unsigned)nout, types);
+  if (!st) {
+    quill_op *ret = quill_op_create(im->graph, QUILL_OP_RETURN, (unsigned)nout,
+                                    vals, 0, NULL, 0, NULL, quill_loc_unknown());
+    if (!ret)
+      st = QUILL_ERR_NOMEM;
+    else
+      quill_op_insert_at_end(im->graph, ret);
+  }
+  quill_free(ctx, vals, (nout ? nout : 1) * sizeof *vals);
+  quill_free(ctx, types, (nout ? nout : 1) * sizeof *types);
+  return st;
+}
+
+static quill_status import_graph(onnx_importer *im, quill_module *m,
+                                 const Onnx__GraphProto *gp) {
+  quill_status st = QUILL_OK;
+  for (size_t i = 0; !st && i < gp->n_input; i++)
+    if (gp->input[i]->name)
+      st = onnx_map_put(&im->infos, gp->input[i]->name, gp->input[i]);
+  for (size_t i = 0; !st && i < gp->n_value_info; i++)
+    if (gp->value_info[i]->name)
+      st = onnx_map_put(&im->infos, gp->value_info[i]->name, gp->value_info[i]);
+  for (size_t i = 0; !st && i < gp->n_output; i++)
+    if (gp->output[i]->name) {
+      st = onnx_map_put(&im->infos, gp->output[i]->name, gp->output[i]);
+      if (!st)
+        st = onnx_map_put(&im->used, gp->output[i]->name, gp->output[i]);
+    }
+  for (size_t i = 0; !st && i < gp->n_node; i++)
+    for (size_t k = 0; !st && k < gp->node[i]->n_input; k++)
+      if (gp->node[i]->input[k][0])
+        st = onnx_map_put(&im->used, gp->node[i]->input[k], gp->node[i]);
+  onnx_map inits;
+  onnx_map_init(&inits, im->ctx);
+  for (size_t i = 0; !st && i < gp->n_initializer; i++)
+    if (gp->initializer[i]->name)
+      st = onnx_map_put(&inits, gp->initializer[i]->name, gp->initializer[i]);
+  if (!st)
+    st = build_args(im, m, gp, &inits);
+  onnx_map_free(&inits);
+  if (!st)
+    st = build_initializers(im, gp);
+  size_t *order = NULL;
+  if (!st) {
+    order = quill_calloc(im->ctx, gp->n_node ? gp->n_node : 1, sizeof *order);
+    st = order ? sort_nodes(im, gp, order) : QUILL_ERR_NOMEM;
+  }
+  for (size_t i = 0; !st && i < gp->n_node; i++)
+    st = import_node(im, gp->node[order[i]], order[i]);
+  quill_free(im->ctx, order, (gp->n_node ? gp->n_node : 1) * sizeof *order);
+  if (!st)
+    st = build_results(im, gp);
+  /* Drop constants nothing uses any more (e.g. integer initializers that
+   * DequantizeLinear re-emitted with a quantized type). */
+  if (!st)
+    QUILL_GRAPH_FOREACH_SAFE(im->graph, op, nx) {
+      if (quill_op_opcode(op) == QUILL_OP_CONSTANT &&
+          !quill_value_has_uses(quill_op_result(op, 0)))
+        quill_op_erase(op);
+    }
+  return st;
+}
+
+/* ---- entry points ---------------------------------------------------------- */
+
+static quill_module *import_model(quill_context *ctx, const void *data,
+                                  size_t len, const char *name,
+                                  const char *base_dir,
+                                  const quill_onnx_options *opts) {
+  onnx_importer im = {0};
+  im.ctx = ctx;
+  im.opts = opts;
+  im.model_name = name;
+  im.base_dir = base_dir;
+  onnx_map_init(&im.values, ctx);
+  onnx_map_init(&im.infos, ctx);
+  onnx_map_init(&im.used, ctx);
+  ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(&al, len, data);
+  quill_module *m = NULL;
+  quill_status st = QUILL_OK;
+  if (!mp)
+    st = model_error(&im, "failed to parse ONNX model '%s': not a valid "
+                          "protobuf",
+                     name);
+  else if (!mp->graph)
+    st = model_error(&im, "ONNX model '%s' has no graph", name);
+  if (!st)
+    st = check_ops(&im, mp->graph);
+  if (!st)
+    st = check_opset(&im, mp);
+  if (!st) {
+    m = quill_module_create(ctx);
+    st = m ? import_graph(&im, m, mp->graph) : QUILL_ERR_NOMEM;
+  }
+  if (!st)
+    st = quill_verify_module(m);
+  if (st == QUILL_ERR_NOMEM)
+    model_error(&im, "out of memory while importing ONNX model '%s'", name);
+  if (st && m) {
+    quill_module_destroy(m);
+    m = NULL;
+  }
+  if (mp)
+    onnx__model_proto__free_unpacked(mp, &al);
+  onnx_map_free(&im.values);
+  onnx_map_free(&im.infos);
+  onnx_map_free(&im.used);
+  return m;
+}
+
+quill_module *quill_onnx_import_buffer(quill_context *ctx, const void *data,
+                                       size_t len, const char *name,
+                                       const quill_onnx_options *opts) {
+  const char *base = opts && opts->base_dir ? opts->base_dir : ".";
+  return import_model(ctx, data, len, name ? name : "<buffer>", base, opts);
+}
+
+quill_module *quill_onnx_import_file(quill_context *ctx, const char *path,
+                                     const quill_onnx_options *opts) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    quill_error(ctx, quill_loc_named(ctx, path),
+                "cannot open ONNX model '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  unsigned char *buf = NULL;
+  size_t len = 0, cap = 0;
+  bool nomem = false;
+  for (;;) {
+    if (len == cap) {
+      size_t ncap = cap ? cap * 2 : 65536;
+      unsigned char *nb = quill_realloc(ctx, buf, cap, ncap);
+      if (!nb) {
+        nomem = true;
+        break;
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0)
+      break;
+  }
+  bool ioerr = ferror(f);
+  fclose(f);
+  quill_module *m = NULL;
+  if (nomem || ioerr) {
+    quill_error(ctx, quill_loc_named(ctx, path), "cannot read ONNX model '%s'%s",
+                path, nomem ? ": out of memory" : "");
+  } else {
+    /* External data lives next to the model unless told otherwise. */
+    char *dir = NULL;
+    size_t dlen = 0;
+    const char *base = opts && opts->base_dir ? opts->base_dir : NULL;
+    if (!base) {
+      const char *slash = strrchr(path, '/');
+      dlen = (slash ? (size_t)(slash - path) : 1) + 2;
+      dir = quill_alloc(ctx, dlen);
+      if (dir) {
+        if (slash) {
+          memcpy(dir, path, dlen - 1);
+          dir[dlen - 1] = 0;
+          if (slash == path)
+            strcpy(dir, "/");
+        } else {
+          strcpy(dir, ".");
+        }
+      }
+      base = dir;
+    }
+    if (base)
+      m = import_model(ctx, buf, len, path, base, opts);
+    quill_free(ctx, dir, dlen);
+  }
+  quill_free(ctx, buf, cap);
+  return m;
+}

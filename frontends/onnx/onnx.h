@@ -1,0 +1,49 @@
+/*
+ * onnx.h - the ONNX frontend: import an ONNX model (protobuf) into a Quill
+ * module.
+ *
+ * The model's main graph becomes one Quill graph named after the ONNX graph
+ * (sanitised to [A-Za-z0-9_.$]): its arguments are the graph inputs that are
+ * not initializers, its results the graph outputs. Initializers become
+ * `constant` ops, node names become op locations (`loc("conv1")`, or
+ * "<OpType>_<index>" for unnamed nodes) and ONNX tensor names become value
+ * names. Result types come from static shape inference (ir/shape.h) and are
+ * checked against the model's value_info when present.
+ *
+ * Every problem (corrupt protobuf, unknown ops, bad attributes, shapes that
+ * do not fit, dangling edges, cycles, symbolic dims without a user shape) is
+ * reported through the context's diagnostic handler, located at the node;
+ * the import then returns NULL. Nothing aborts.
+ */
+#ifndef QUILL_FRONTENDS_ONNX_ONNX_H
+#define QUILL_FRONTENDS_ONNX_ONNX_H
+
+#include "ir/ir.h"
+
+typedef struct quill_onnx_options {
+  /* User shapes for graph inputs, each "name=d0,d1,..." (e.g.
+   * "x=1,3,224,224"; "x=" is a scalar). They override the model's dims and
+   * are required for inputs with symbolic or missing dims. */
+  const char *const *input_shapes;
+  unsigned num_input_shapes;
+  /* Directory that `location` paths of external tensor data are relative
+   * to. NULL: the model file's directory (import_file) or the current
+   * directory (import_buffer). Paths that leave this directory (absolute
+   * paths, "..") are rejected. */
+  const char *base_dir;
+} quill_onnx_options;
+
+/* Import the model in file `path`. opts may be NULL. Returns a new module
+ * (pair with quill_module_destroy()) or NULL after emitting diagnostics (or
+ * on allocation failure). */
+quill_module *quill_onnx_import_file(quill_context *ctx, const char *path,
+                                     const quill_onnx_options *opts);
+
+/* Import a model from memory (`len` bytes, not retained). `name` is used in
+ * messages ("failed to parse ONNX model 'name': ..."); NULL means "<buffer>".
+ * Same ownership and failure behaviour as quill_onnx_import_file(). */
+quill_module *quill_onnx_import_buffer(quill_context *ctx, const void *data,
+                                       size_t len, const char *name,
+                                       const quill_onnx_options *opts);
+
+#endif /* QUILL_FRONTENDS_ONNX_ONNX_H */

@@ -1,0 +1,362 @@
+/*
+ * tensor.c - ONNX tensors and types for the importer: data type mapping,
+ * TensorProto -> dense attribute (raw_data, the typed repeated fields, or
+ * external data files), the --input-shape parser and the name map.
+ *
+ * Where a TensorProto keeps its elements:
+ *
+ *   data_location == EXTERNAL   file `location` (relative to the model dir),
+ *                               bytes [offset, offset + length)
+ *   raw_data                    little-endian bytes, bool one byte each
+ *   float_data                  FLOAT
+ *   int32_data                  INT32 INT16 INT8 UINT16 UINT8 BOOL, and the
+ *                               bit patterns of FLOAT16 / BFLOAT16
+ *   int64_data                  INT64
+ *   double_data                 DOUBLE
+ *   uint64_data                 UINT32 UINT64
+ *
+ * Everything is copied into one host buffer of num_elements * elem_bytes
+ * bytes and handed to quill_attr_dense (which copies it again into the
+ * context). The host is assumed little-endian, as ir/attr.h does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/onnx/onnx_impl.h"
+
+/* ---- name map ------------------------------------------------------------ */
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+void onnx_map_init(onnx_map *m, quill_context *ctx) {
+  memset(m, 0, sizeof *m);
+  m->ctx = ctx;
+}
+
+void onnx_map_free(onnx_map *m) {
+  quill_free(m->ctx, m->slots, m->cap * sizeof *m->slots);
+  m->slots = NULL;
+  m->cap = m->count = 0;
+}
+
+static onnx_map_slot *map_slot(const onnx_map *m, const char *key) {
+  size_t mask = m->cap - 1, i = (size_t)hash_str(key) & mask;
+  while (m->slots[i].key && strcmp(m->slots[i].key, key) != 0)
+    i = (i + 1) & mask;
+  return &m->slots[i];
+}
+
+void *onnx_map_get(const onnx_map *m, const char *key) {
+  if (!m->cap || !key)
+    return NULL;
+  onnx_map_slot *s = map_slot(m, key);
+  return s->key ? s->val : NULL;
+}
+
+quill_status onnx_map_put(onnx_map *m, const char *key, void *val) {
+  if ((m->count + 1) * 2 > m->cap) {
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    onnx_map_slot *ns = quill_calloc(m->ctx, ncap, sizeof *ns);
+    if (!ns)
+      return QUILL_ERR_NOMEM;
+    onnx_map old = *m;
+    m->slots = ns;
+    m->cap = ncap;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.slots[i].key)
+        *map_slot(m, old.slots[i].key) = old.slots[i];
+    quill_free(m->ctx, old.slots, old.cap * sizeof *old.slots);
+  }
+  onnx_map_slot *s = map_slot(m, key);
+  if (!s->key)
+    m->count++;
+  s->key = key;
+  s->val = val;
+  return QUILL_OK;
+}
+
+/* ---- data types ---------------------------------------------------------- */
+
+typedef struct dtype_info {
+  const char *name;
+  quill_type_kind kind; /* QUILL_TYPE_KIND_COUNT: unsupported */
+} dtype_info;
+
+static const dtype_info dtypes[] = {
+    [ONNX__TENSOR_PROTO__DATA_TYPE__UNDEFINED] = {"UNDEFINED", QUILL_TYPE_KIND_COUNT},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT] = {"FLOAT", QUILL_TYPE_F32},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__UINT8] = {"UINT8", QUILL_TYPE_U8},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__INT8] = {"INT8", QUILL_TYPE_I8},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__UINT16] = {"UINT16", QUILL_TYPE_U16},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__INT16] = {"INT16", QUILL_TYPE_I16},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__INT32] = {"INT32", QUILL_TYPE_I32},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__INT64] = {"INT64", QUILL_TYPE_I64},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__STRING] = {"STRING", QUILL_TYPE_KIND_COUNT},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__BOOL] = {"BOOL", QUILL_TYPE_BOOL},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16] = {"FLOAT16", QUILL_TYPE_F16},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE] = {"DOUBLE", QUILL_TYPE_F64},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__UINT32] = {"UINT32", QUILL_TYPE_U32},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__UINT64] = {"UINT64", QUILL_TYPE_U64},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64] = {"COMPLEX64", QUILL_TYPE_KIND_COUNT},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX128] = {"COMPLEX128", QUILL_TYPE_KIND_COUNT},
+    [ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16] = {"BFLOAT16", QUILL_TYPE_BF16},
+};
+
+#define NUM_DTYPES (sizeof dtypes / sizeof dtypes[0])
+
+const char *onnx_data_type_name(int32_t dt) {
+  if (dt >= 0 && (size_t)dt < NUM_DTYPES && dtypes[dt].name)
+    return dtypes[dt].name;
+  return "unknown";
+}
+
+quill_type *onnx_elem_type(quill_context *ctx, int32_t dt) {
+  if (dt <= 0 || (size_t)dt >= NUM_DTYPES || !dtypes[dt].name ||
+      dtypes[dt].kind == QUILL_TYPE_KIND_COUNT)
+    return NULL;
+  return quill_type_scalar(ctx, dtypes[dt].kind);
+}
+
+/* ---- tensor data --------------------------------------------------------- */
+
+/* Which typed field holds elements of this data type. */
+typedef enum field { F_NONE, F_FLOAT, F_INT32, F_INT64, F_DOUBLE, F_UINT64 } field;
+
+static field typed_field(int32_t dt) {
+  switch (dt) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+    return F_FLOAT;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+    return F_INT64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+    return F_DOUBLE;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+    return F_UINT64;
+  default:
+    return F_INT32;
+  }
+}
+
+/* True if the relative path stays below its base (no absolute path, no
+ * ".." component). */
+static bool safe_relative_path(const char *p) {
+  if (!*p || p[0] == '/')
+    return false;
+  for (const char *s = p; *s;) {
+    const char *e = strchr(s, '/');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    if (n == 2 && s[0] == '.' && s[1] == '.')
+      return false;
+    s += n;
+    while (*s == '/')
+      s++;
+  }
+  return true;
+}
+
+static quill_status read_external(onnx_importer *im, const Onnx__TensorProto *t,
+                                  const char *tname, quill_loc loc, void *buf,
+                                  size_t size) {
+  quill_context *ctx = im->ctx;
+  const char *location = NULL;
+  int64_t offset = 0, length = -1;
+  for (size_t i = 0; i < t->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *e = t->external_data[i];
+    if (!e->key || !e->value)
+      continue;
+    char *end;
+    if (!strcmp(e->key, "location")) {
+      location = e->value;
+    } else if (!strcmp(e->key, "offset") || !strcmp(e->key, "length")) {
+      errno = 0;
+      long long v = strtoll(e->value, &end, 10);
+      if (errno || *end || end == e->value || v < 0)
+        return quill_error(ctx, loc,
+                           "initializer '%s': invalid external data %s '%s'",
+                           tname, e->key, e->value);
+      *(e->key[0] == 'o' ? &offset : &length) = v;
+    }
+  }
+  if (!location)
+    return quill_error(ctx, loc,
+                       "initializer '%s': external data has no 'location'",
+                       tname);
+  if (!safe_relative_path(location))
+    return quill_error(ctx, loc,
+                       "initializer '%s': external data location '%s' must be "
+                       "a relative path inside the model directory",
+                       tname, location);
+  if (length >= 0 && (uint64_t)length != size)
+    return quill_error(ctx, loc,
+                       "initializer '%s': external data length %lld does not "
+                       "match the tensor size %zu",
+                       tname, (long long)length, size);
+  size_t plen = strlen(im->base_dir) + strlen(location) + 2;
+  char *path = quill_alloc(ctx, plen);
+  if (!path)
+    return QUILL_ERR_NOMEM;
+  snprintf(path, plen, "%s/%s", im->base_dir, location);
+  quill_status st = QUILL_OK;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    st = quill_error(ctx, loc,
+                     "initializer '%s': cannot open external data file '%s': "
+                     "%s",
+                     tname, path, strerror(errno));
+  } else {
+    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+        fread(buf, 1, size, f) != size)
+      st = quill_error(ctx, loc,
+                       "initializer '%s': external data file '%s' is too "
+                       "short (need %zu bytes at offset %lld)",
+                       tname, path, size, (long long)offset);
+    fclose(f);
+  }
+  quill_free(ctx, path, plen);
+  return st;
+}
+
+static quill_status fill_typed(onnx_importer *im, const Onnx__TensorProto *t,
+                               const char *tname, quill_loc loc,
+                               quill_type *elem, unsigned char *buf,
+                               size_t count) {
+  size_t have;
+  field f = typed_field(t->data_type);
+  switch (f) {
+  case F_FLOAT: have = t->n_float_data; break;
+  case F_INT64: have = t->n_int64_data; break;
+  case F_DOUBLE: have = t->n_double_data; break;
+  case F_UINT64: have = t->n_uint64_data; break;
+  default: have = t->n_int32_data; break;
+  }
+  if (have != count)
+    return quill_error(im->ctx, loc,
+                       "initializer '%s' has %zu values for %zu elements",
+                       tname, have, count);
+  size_t eb = quill_type_elem_bytes(elem);
+  for (size_t i = 0; i < count; i++) {
+    unsigned char *p = buf + i * eb;
+    switch (f) {
+    case F_FLOAT: memcpy(p, &t->float_data[i], 4); break;
+    case F_INT64: memcpy(p, &t->int64_data[i], 8); break;
+    case F_DOUBLE: memcpy(p, &t->double_data[i], 8); break;
+    case F_UINT64:
+      if (eb == 8) {
+        memcpy(p, &t->uint64_data[i], 8);
+      } else {
+        uint32_t v = (uint32_t)t->uint64_data[i];
+        memcpy(p, &v, 4);
+      }
+      break;
+    default: {
+      /* int32_data holds the value (or f16/bf16 bits) widened to 32 bits:
+       * keep the low eb bytes (little endian). */
+      uint32_t v = (uint32_t)t->int32_data[i];
+      if (quill_type_kind_of(elem) == QUILL_TYPE_BOOL)
+        v = v != 0;
+      memcpy(p, &v, eb);
+      break;
+    }
+    }
+  }
+  return QUILL_OK;
+}
+
+quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
+                                 quill_loc loc, const quill_attr **out) {
+  quill_context *ctx = im->ctx;
+  const char *tname = t->name && *t->name ? t->name : "<unnamed>";
+  *out = NULL;
+  quill_type *elem = onnx_elem_type(ctx, t->data_type);
+  if (!elem)
+    return quill_error(ctx, loc, "initializer '%s' has unsupported data type %s",
+                       tname, onnx_data_type_name(t->data_type));
+  if (t->n_dims > QUILL_MAX_RANK)
+    return quill_error(ctx, loc, "initializer '%s' has rank %zu (at most %d)",
+                       tname, t->n_dims, QUILL_MAX_RANK);
+  if (t->segment)
+    return quill_error(ctx, loc, "initializer '%s' is segmented (unsupported)",
+                       tname);
+  size_t count = 1, eb = quill_type_elem_bytes(elem);
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0)
+      return quill_error(ctx, loc, "initializer '%s' has negative dimension "
+                                   "%lld",
+                         tname, (long long)t->dims[i]);
+    if (t->dims[i] && count > (SIZE_MAX / 16) / (size_t)t->dims[i])
+      return quill_error(ctx, loc, "initializer '%s' is too large", tname);
+    count *= (size_t)t->dims[i];
+  }
+  quill_type *type = quill_type_tensor(ctx, elem, (unsigned)t->n_dims, t->dims);
+  if (!type)
+    return QUILL_ERR_NOMEM;
+  size_t size = count * eb;
+  bool external = t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  /* Sanity bound before allocating: inline data must be in the message. */
+  if (!external && t->has_raw_data && t->raw_data.len != size)
+    return quill_error(ctx, loc,
+                       "initializer '%s' has %zu bytes of raw_data, expected "
+                       "%zu",
+                       tname, t->raw_data.len, size);
+  unsigned char *buf = quill_alloc(ctx, size ? size : 1);
+  if (!buf)
+    return QUILL_ERR_NOMEM;
+  quill_status st = QUILL_OK;
+  if (external)
+    st = read_external(im, t, tname, loc, buf, size);
+  else if (t->has_raw_data)
+    memcpy(buf, t->raw_data.data, size);
+  else
+    st = fill_typed(im, t, tname, loc, elem, buf, count);
+  if (!st && quill_type_kind_of(elem) == QUILL_TYPE_BOOL)
+    for (size_t i = 0; i < count; i++)
+      buf[i] = buf[i] != 0;
+  if (!st) {
+    *out = quill_attr_dense(ctx, type, buf, size);
+    if (!*out)
+      st = QUILL_ERR_NOMEM;
+  }
+  quill_free(ctx, buf, size ? size : 1);
+  return st;
+}
+
+/* ---- --input-shape name=d0,d1,... ----------------------------------------- */
+
+quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
+                                    const char **name, size_t *name_len,
+                                    quill_shape *shape) {
+  const char *eq = strrchr(spec, '=');
+  if (!eq || eq == spec)
+    return quill_error(ctx, quill_loc_unknown(),
+                       "invalid input shape '%s': expected name=d0,d1,...",
+                       spec);
+  *name = spec;
+  *name_len = (size_t)(eq - spec);
+  shape->rank = 0;
+  const char *p = eq + 1;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || v < 0 || (*end && *end != ',') ||
+        shape->rank == QUILL_MAX_RANK)
+      return quill_error(ctx, quill_loc_unknown(),
+                         "invalid input shape '%s': dimensions must be "
+                         "non-negative integers separated by ','",
+                         spec);
+    shape->dims[shape->rank++] = v;
+    p = *end ? end + 1 : end;
+    if (*end && !*p)
+      return quill_error(ctx, quill_loc_unknown(),
+                         "invalid input shape '%s': trailing ','", spec);
+  }
+  return QUILL_OK;
+}

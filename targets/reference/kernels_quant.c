@@ -1,0 +1,190 @@
+/*
+ * kernels_quant.c - reference kernels for the quantization ops: quantize,
+ * dequantize, requantize and fake_quant, with ONNX QuantizeLinear /
+ * DequantizeLinear semantics.
+ *
+ * The quantization parameters live in the quantized element type
+ * (!quant.uniform<i8:f32, scale:zp> or the per-axis form), never in
+ * attributes:
+ *
+ *   quantize    q = saturate(round_half_even(x / scale) + zp, qmin, qmax)
+ *   dequantize  x = (q - zp) * scale
+ *   requantize  q2 = quantize_2(dequantize_1(q1))   (a DQ -> Q pair)
+ *   fake_quant  x' = dequantize(quantize(x)) with the quant type in the
+ *               op's `quant` type attribute; identity without one
+ *
+ * x / scale and (q - zp) * scale are computed in the expressed float type
+ * (f32 arithmetic for f32/f16/bf16, as ONNX's reference does, so ties
+ * round the same way: 0.5 -> 0, 1.5 -> 2, -0.5 -> 0, -1.5 -> -2), then
+ * rounded with rint in the default round-to-nearest-even mode. qmin/qmax
+ * come from the type (the storage range unless narrowed, e.g.
+ * i8<-127:127>). Per-axis types pick the parameters of each element's
+ * index along the axis:
+ *
+ *   x [O, I, kh, kw], axis 0: channel(i) = (i / (I*kh*kw)) % O
+ */
+#include <math.h>
+#include <string.h>
+
+#include "targets/reference/kernels.h"
+
+/* Quantization parameters of one tensor: per-tensor or per-axis. */
+typedef struct qinfo {
+  const double *scales;
+  const int64_t *zps;
+  size_t n;        /* number of parameter pairs (1 per-tensor) */
+  size_t inner;    /* elements per step along the axis */
+  int64_t qmin, qmax;
+  bool f64;        /* expressed type is f64 */
+} qinfo;
+
+/* Fill qi from a quant element type and the tensor type it applies to;
+ * false if a per-axis type does not fit the tensor. */
+static bool qinfo_init(qinfo *qi, const quill_type *qelem,
+                       const quill_type *tensor) {
+  qi->scales = quill_type_quant_scales(qelem);
+  qi->zps = quill_type_quant_zero_points(qelem);
+  qi->n = quill_type_quant_num_params(qelem);
+  qi->qmin = quill_type_quant_qmin(qelem);
+  qi->qmax = quill_type_quant_qmax(qelem);
+  qi->f64 = quill_type_kind_of(quill_type_quant_expressed(qelem)) ==
+            QUILL_TYPE_F64;
+  qi->inner = 1;
+  int32_t axis = quill_type_quant_axis_of(qelem);
+  if (axis < 0)
+    return qi->n == 1;
+  unsigned r = quill_type_rank(tensor);
+  if ((unsigned)axis >= r || quill_type_dim(tensor, (unsigned)axis) !=
+                                 (int64_t)qi->n)
+    return false;
+  for (unsigned d = (unsigned)axis + 1; d < r; d++)
+    qi->inner *= (size_t)quill_type_dim(tensor, d);
+  return true;
+}
+
+static size_t qchannel(const qinfo *qi, size_t i) {
+  return qi->n == 1 ? 0 : (i / qi->inner) % qi->n;
+}
+
+static int64_t quantize_one(const qinfo *qi, size_t i, double x) {
+  size_t c = qchannel(qi, i);
+  double q;
+  if (qi->f64)
+    q = rint(x / qi->scales[c]);
+  else
+    q = (double)rintf((float)x / (float)qi->scales[c]);
+  if (isnan(q))
+    q = 0; /* as a float->int cast, NaN maps to zero, then + zp */
+  q += (double)qi->zps[c];
+  if (q < (double)qi->qmin)
+    return qi->qmin;
+  if (q > (double)qi->qmax)
+    return qi->qmax;
+  return (int64_t)q;
+}
+
+static double dequantize_one(const qinfo *qi, size_t i, int64_t q) {
+  size_t c = qchannel(qi, i);
+  if (qi->f64)
+    return (double)(q - qi->zps[c]) * qi->scales[c];
+  return (double)((float)(q - qi->zps[c]) * (float)qi->scales[c]);
+}
+
+/* The quant element type of a tensor, or NULL. */
+static quill_type *quant_elem(const quill_tensor *t) {
+  quill_type *e = quill_type_elem(t->type);
+  return quill_type_is_quant(e) ? e : NULL;
+}
+
+static quill_status check_same_count(quill_context *ctx, const quill_op *op,
+                                     const quill_tensor *x,
+                                     const quill_tensor *y) {
+  if (quill_tensor_num_elements(x) != quill_tensor_num_elements(y))
+    return quill_ref_op_error(ctx, op, "result shape differs from operand");
+  return QUILL_OK;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_quantize) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0];
+  quill_type *qe = quant_elem(y);
+  qinfo qi;
+  if (check_same_count(ctx, op, x, y))
+    return QUILL_ERR_INVALID;
+  if (!qe || quant_elem(x) || !qinfo_init(&qi, qe, y->type))
+    return quill_ref_op_error(ctx, op, "expects a float operand and a "
+                                       "quantized result that fits its shape");
+  size_t n = quill_tensor_num_elements(y);
+  for (size_t i = 0; i < n; i++)
+    quill_tensor_set_i64(y, i, quantize_one(&qi, i, quill_tensor_get_f64(x, i)));
+  return QUILL_OK;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_dequantize) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0];
+  quill_type *qe = quant_elem(x);
+  qinfo qi;
+  if (check_same_count(ctx, op, x, y))
+    return QUILL_ERR_INVALID;
+  if (!qe || quant_elem(y) || !qinfo_init(&qi, qe, x->type))
+    return quill_ref_op_error(ctx, op, "expects a quantized operand that "
+                                       "fits its shape and a float result");
+  size_t n = quill_tensor_num_elements(y);
+  for (size_t i = 0; i < n; i++)
+    quill_tensor_set_f64(y, i, dequantize_one(&qi, i, quill_tensor_get_i64(x, i)));
+  return QUILL_OK;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_requantize) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0];
+  quill_type *qa = quant_elem(x), *qb = quant_elem(y);
+  qinfo ia, ib;
+  if (check_same_count(ctx, op, x, y))
+    return QUILL_ERR_INVALID;
+  if (!qa || !qb || !qinfo_init(&ia, qa, x->type) ||
+      !qinfo_init(&ib, qb, y->type))
+    return quill_ref_op_error(ctx, op, "expects quantized operand and result "
+                                       "types that fit their shapes");
+  size_t n = quill_tensor_num_elements(y);
+  for (size_t i = 0; i < n; i++) {
+    double real = dequantize_one(&ia, i, quill_tensor_get_i64(x, i));
+    quill_tensor_set_i64(y, i, quantize_one(&ib, i, real));
+  }
+  return QUILL_OK;
+}
+
+/* The `quant` attribute: a quant element type, or a tensor type of one. */
+static quill_type *fake_quant_type(const quill_op *op) {
+  const quill_attr *a = quill_op_attr(op, "quant");
+  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
+    return NULL;
+  quill_type *t = quill_attr_type_value(a);
+  if (quill_type_is_tensor(t))
+    t = quill_type_elem(t);
+  return quill_type_is_quant(t) ? t : NULL;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_fake_quant) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0];
+  if (x->size != y->size || check_same_count(ctx, op, x, y))
+    return quill_ref_op_error(ctx, op, "result type differs from operand");
+  quill_type *qe = fake_quant_type(op);
+  if (!qe) {
+    if (y->size)
+      memcpy(y->data, x->data, y->size);
+    return QUILL_OK;
+  }
+  qinfo qi;
+  if (!qinfo_init(&qi, qe, x->type))
+    return quill_ref_op_error(ctx, op, "attribute 'quant' does not fit the "
+                                       "operand's shape");
+  size_t n = quill_tensor_num_elements(y);
+  for (size_t i = 0; i < n; i++) {
+    int64_t q = quantize_one(&qi, i, quill_tensor_get_f64(x, i));
+    quill_tensor_set_f64(y, i, dequantize_one(&qi, i, q));
+  }
+  return QUILL_OK;
+}
