@@ -397,6 +397,18 @@ quill_status quill_ref_run_observed(quill_context *ctx, const quill_graph *g,
   return st;
 }
 
+quill_status quill_ref_check_graph(quill_context *ctx, const quill_graph *g) {
+  interp in;
+  memset(&in, 0, sizeof in);
+  in.ctx = ctx;
+  in.g = g;
+  quill_status st = plan(&in);
+  if (st == QUILL_OK)
+    st = check_ops(&in);
+  interp_free(&in);
+  return st;
+}
+
 quill_status quill_ref_run(quill_context *ctx, const quill_graph *g,
                            const quill_tensor *inputs, unsigned n_in,
                            quill_tensor *outputs, unsigned n_out) {

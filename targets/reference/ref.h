@@ -188,4 +188,13 @@ quill_status quill_ref_run_observed(quill_context *ctx, const quill_graph *g,
                                     quill_tensor *outputs, unsigned n_out,
                                     quill_ref_observer_fn observer, void *ud);
 
+/* Check, without running anything, that the reference target can run g:
+ * every op has a kernel that accepts it and every result type is
+ * statically shaped. Reports EVERY problem (unsupported ops as "op 'X' is
+ * not supported by target 'reference'" at the op) and returns
+ * QUILL_ERR_UNSUPPORTED if some op is unsupported, QUILL_ERR_INVALID for
+ * other problems, else QUILL_OK. quill_ref_run does the same check first;
+ * tools call this to report unsupported ops before reading any input. */
+quill_status quill_ref_check_graph(quill_context *ctx, const quill_graph *g);
+
 #endif /* QUILL_TARGETS_REFERENCE_REF_H */

@@ -254,6 +254,7 @@ static void test_degenerate(void) {
   quill_tensor x = make(&f, "tensor<2xf32>", xv);
   size_t before = f.cnt.live;
   CHECK(quill_ref_run(f.ctx, g2, &x, 1, NULL, 0) == QUILL_OK);
+  CHECK(quill_ref_check_graph(f.ctx, g2) == QUILL_OK);
   CHECK(f.cnt.live == before);
   quill_tensor_free(f.ctx, &x);
   teardown(&f);
@@ -338,6 +339,11 @@ static void test_unsupported(void) {
   CHECK(saw(&f, "soft_b: op 'softmax' is not supported by target "
                 "'reference'"));
   CHECK(all_zero(&y, 1));
+  CHECK(f.cnt.live == before);
+  /* the same report without running */
+  f.ndiag = 0;
+  CHECK(quill_ref_check_graph(f.ctx, f.g) == QUILL_ERR_UNSUPPORTED);
+  CHECK(f.ndiag == 2 && saw(&f, "conv_a: op 'conv2d'"));
   CHECK(f.cnt.live == before);
   quill_ref_tensors_free(f.ctx, in, 2);
   teardown(&f);

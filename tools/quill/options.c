@@ -1,0 +1,69 @@
+/*
+ * options.c - command-line helpers shared by the quill subcommands.
+ *
+ * A subcommand walks its arguments with a quill_cli cursor:
+ *
+ *   quill_cli c;
+ *   quill_cli_init(&c, argc, argv, "quill run");
+ *   while (quill_cli_peek(&c) && !c.bad) {
+ *     if (quill_cli_value(&c, "--output", &v)) ...   // "--output F", "--output=F"
+ *     else if (quill_cli_flag(&c, "--print")) ...
+ *     else positional or quill_cli_usage_error(...)
+ *   }
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "tools/quill/quill.h"
+
+void quill_cli_init(quill_cli *c, int argc, char **argv, const char *prog) {
+  c->argc = argc;
+  c->argv = argv;
+  c->i = 1;
+  c->prog = prog;
+  c->bad = false;
+}
+
+const char *quill_cli_peek(const quill_cli *c) {
+  return c->i < c->argc ? c->argv[c->i] : NULL;
+}
+
+bool quill_cli_flag(quill_cli *c, const char *flag) {
+  const char *a = quill_cli_peek(c);
+  if (!a || strcmp(a, flag) != 0)
+    return false;
+  c->i++;
+  return true;
+}
+
+bool quill_cli_value(quill_cli *c, const char *flag, const char **val) {
+  const char *a = quill_cli_peek(c);
+  size_t n = strlen(flag);
+  if (!a || strncmp(a, flag, n) != 0)
+    return false;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    c->i++;
+    return true;
+  }
+  if (a[n] != '\0')
+    return false;
+  c->i++;
+  if (c->i >= c->argc) {
+    *val = NULL;
+    quill_cli_usage_error(c, "%s needs a value", flag);
+    return true;
+  }
+  *val = c->argv[c->i++];
+  return true;
+}
+
+void quill_cli_usage_error(quill_cli *c, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: error: ", c->prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  c->bad = true;
+}
