@@ -1,24 +1,47 @@
 #!/usr/bin/env bash
-# Set up (once) and print the Python that the cross-runtime checks use: a
-# venv in build/venv (or $QUILL_VENV) that sees Debian's python3-onnx and
-# python3-numpy (--system-site-packages) and adds onnxruntime from PyPI.
+# Python environment for the example scripts that need onnxruntime (the
+# digits evaluation and the onnxruntime quantizer baseline).
 #
-#   py="$(scripts/pyenv.sh)" && "$py" test/conformance/resnet_vs_ort.py
+# Creates build/venv (or $QUILL_VENV) with --system-site-packages, so that
+# Debian's python3-numpy, python3-torch and python3-sklearn stay visible,
+# and pip-installs into it, only when missing:
+#   - onnxruntime (the runtime and its quantization tools);
+#   - onnx >= 1.13 when Debian's onnx (1.12) is too old for
+#     onnxruntime.quantization, which imports onnx.reference. The venv's onnx
+#     then shadows Debian's inside the venv only; the C build and the tests
+#     run with /usr/bin/python3 keep Debian's.
+# Idempotent: a second run installs nothing. Everything it prints goes to
+# stderr except the last line, the venv's python path, so scripts can write
 #
-# Idempotent: pip runs only when onnxruntime is not importable yet. The
-# pinned onnxruntime works with Debian 12's numpy 1.24. Exit status 1 (and
-# nothing on stdout) if the venv cannot be made, e.g. without network.
+#   PY=$(scripts/pyenv.sh)
+#   "$PY" examples/digits/ort_baseline.py
+#
+# onnxruntime 1.19.2 is the newest release that still supports numpy 1.x
+# (Debian 12 has numpy 1.24) on Python 3.11; onnx 1.16.2 is the onnx it was
+# released against.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${QUILL_VENV:-$root/build/venv}"
-ORT_VERSION=1.19.2
-if ! "$venv/bin/python" -c "import onnxruntime, onnx, numpy" >/dev/null 2>&1; then
-  {
-    [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-    # "numpy<1.25" is met by Debian's numpy 1.24, so pip keeps it (onnx 1.12 needs it)
-    "$venv/bin/pip" install -q --disable-pip-version-check \
-      "onnxruntime==$ORT_VERSION" "numpy<1.25"
-  } >&2 || exit 1
-  "$venv/bin/python" -c "import onnxruntime, onnx, numpy" >&2 || exit 1
+ORT_VERSION="${QUILL_ORT_VERSION:-1.19.2}"
+ONNX_VERSION="${QUILL_ONNX_VERSION:-1.16.2}"
+SYSPY=/usr/bin/python3
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "pyenv: creating $venv" >&2
+  mkdir -p "$(dirname "$venv")"
+  "$SYSPY" -m venv --system-site-packages "$venv" >&2
 fi
-echo "$venv/bin/python"
+py="$venv/bin/python"
+if ! "$py" -c "import onnxruntime" >/dev/null 2>&1; then
+  echo "pyenv: installing onnxruntime==$ORT_VERSION" >&2
+  "$py" -m pip install --disable-pip-version-check -q \
+    "onnxruntime==$ORT_VERSION" >&2
+fi
+if ! "$py" -c "import onnx.reference" >/dev/null 2>&1; then
+  echo "pyenv: installing onnx==$ONNX_VERSION (onnx.reference is missing)" >&2
+  "$py" -m pip install --disable-pip-version-check -q \
+    "onnx==$ONNX_VERSION" >&2
+fi
+# Check that the environment works with Debian's numpy.
+"$py" -c "import numpy, onnx, onnxruntime, onnxruntime.quantization" >&2
+echo "$py"

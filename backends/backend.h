@@ -1,0 +1,136 @@
+/*
+ * backend.h - backend configs: how a target quantizes, as data.
+ *
+ * A backend config is a JSON file a hardware team writes (format and
+ * semantics: docs/quantization.md, section 1). Quill ships several, embedded
+ * in the library at build time from backends/*.json; a user's own file is
+ * loaded the same way. Loading validates everything: an unknown key, a
+ * wrong type or a contradiction is an error diagnostic naming the file, the
+ * key path and the reason, and the load fails. Nothing is silently ignored.
+ *
+ *   const quill_backend *b = quill_backend_get(ctx, "tflite-int8");
+ *   if (!b) return QUILL_ERR_INVALID;          // diagnostics already emitted
+ *   if (quill_backend_quantizes(b, QUILL_OP_CONV2D)) ...
+ *
+ * Loaded configs are cached in (and owned by) the context: they live as
+ * long as the context and are never freed by the caller.
+ */
+#ifndef QUILL_BACKENDS_BACKEND_H
+#define QUILL_BACKENDS_BACKEND_H
+
+#include "ir/ir.h"
+#include "ir/quant.h"
+
+/* Observer algorithms (docs/quantization.md, "observer"). */
+typedef enum quill_observer_kind {
+  QUILL_OBSERVER_MINMAX,
+  QUILL_OBSERVER_EMA_MINMAX,
+  QUILL_OBSERVER_PERCENTILE,
+  QUILL_OBSERVER_KL,
+  QUILL_OBSERVER_MSE,
+} quill_observer_kind;
+
+/* "minmax" ... -> kind; false if unknown. */
+bool quill_observer_parse(const char *name, quill_observer_kind *out);
+const char *quill_observer_name(quill_observer_kind k);
+
+typedef struct quill_observer_spec {
+  quill_observer_kind kind;
+  double momentum;   /* ema_minmax (default 0.9) */
+  double percentile; /* percentile (default 99.99) */
+  int64_t bins;      /* kl, mse (default 2048) */
+} quill_observer_spec;
+
+/* A quantization scheme (an `activation` or `weight` object). */
+typedef struct quill_quant_scheme {
+  quill_type_kind storage; /* QUILL_TYPE_I8, U8, I16, U16, I4, U4 */
+  int bits;                /* 2..16, <= the storage width */
+  bool symmetric;          /* zero point 0 */
+  bool per_channel;        /* weights only: the op's output-channel axis */
+  int64_t qmin, qmax;      /* storage range actually used */
+  bool power_of_two;       /* scales rounded up to 2^k */
+  quill_observer_spec observer;
+} quill_quant_scheme;
+
+typedef enum quill_requant_mode {
+  QUILL_REQUANT_FIXED_POINT, /* int32 multiplier + shift */
+  QUILL_REQUANT_FLOAT,       /* f32 scale, ONNX QLinear* style */
+} quill_requant_mode;
+
+/* Fixed output quantization parameters of an op (e.g. sigmoid). */
+typedef struct quill_fixed_params {
+  bool present;
+  double scale;
+  int64_t zero_point;
+} quill_fixed_params;
+
+/* A fusion pattern: a chain of ops run as one kernel (producer first). */
+#define QUILL_BACKEND_MAX_FUSION_LEN 4
+typedef struct quill_fusion {
+  unsigned len;
+  quill_opcode ops[QUILL_BACKEND_MAX_FUSION_LEN];
+} quill_fusion;
+
+typedef struct quill_backend quill_backend;
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* Get a backend config by shipped name ("tflite-int8") or by path (an
+ * argument containing '/' or ending in ".json" is read as a file). Cached
+ * per context: asking twice returns the same pointer. Returns NULL after
+ * emitting diagnostics if the name is unknown (the message lists the
+ * shipped names), the file cannot be read, or the config is invalid. */
+const quill_backend *quill_backend_get(quill_context *ctx, const char *name);
+
+/* Parse and validate a config from memory (`file` is used in messages).
+ * Not cached; the result is owned by the context. NULL on error. */
+const quill_backend *quill_backend_parse(quill_context *ctx, const char *text,
+                                         size_t len, const char *file);
+
+/* Shipped configs, in a stable order (for `quill backends`). */
+unsigned quill_backend_num_shipped(void);
+const char *quill_backend_shipped_name(unsigned i);
+/* The JSON text of a shipped config (NULL if i is out of range). */
+const char *quill_backend_shipped_text(unsigned i);
+
+/* ---- queries -------------------------------------------------------------- */
+
+const char *quill_backend_name(const quill_backend *b);
+const char *quill_backend_description(const quill_backend *b);
+const quill_quant_scheme *quill_backend_activation(const quill_backend *b);
+const quill_quant_scheme *quill_backend_weight(const quill_backend *b);
+/* True if biases are quantized to int32 (scale s_in * s_w, zero point 0);
+ * false if kept float. */
+bool quill_backend_bias_int32(const quill_backend *b);
+quill_rounding quill_backend_rounding(const quill_backend *b);
+quill_requant_mode quill_backend_requant(const quill_backend *b);
+
+bool quill_backend_quantizes(const quill_backend *b, quill_opcode opc);
+bool quill_backend_keeps_float(const quill_backend *b, quill_opcode opc);
+bool quill_backend_shares_params(const quill_backend *b, quill_opcode opc);
+/* Fixed output params of opc (present == false if none). */
+quill_fixed_params quill_backend_fixed_params(const quill_backend *b,
+                                              quill_opcode opc);
+unsigned quill_backend_num_fusions(const quill_backend *b);
+const quill_fusion *quill_backend_fusion(const quill_backend *b, unsigned i);
+/* True if some fusion pattern starts with `producer` immediately followed
+ * by `consumer` (e.g. conv2d, relu). */
+bool quill_backend_fuses(const quill_backend *b, quill_opcode producer,
+                         quill_opcode consumer);
+
+/* Print the config in a human-readable summary (for `quill backends
+ * NAME`). */
+void quill_backend_print(const quill_backend *b, FILE *out);
+
+/* ---- the scheme arithmetic (docs/quantization.md, section 2) -------------- */
+
+/* Scale and zero point for the range [lo, hi] under `s` (range widened to
+ * include 0; degenerate range -> scale 1.0 and *degenerate = true; never a
+ * zero or non-finite scale). Returns QUILL_ERR_INVALID (no diagnostic) if
+ * lo or hi is not finite. */
+quill_status quill_quant_params_from_range(const quill_quant_scheme *s,
+                                           double lo, double hi,
+                                           double *scale, int64_t *zero_point,
+                                           bool *degenerate);
+
+#endif /* QUILL_BACKENDS_BACKEND_H */
