@@ -23,7 +23,8 @@ Each test ends as one of
                   is unsupported
     needs-const   the import needs constant inputs and `quill run --const`
                   is not available yet
-    crash         quill died of a signal or exited with a code other than 0/1
+    crash         quill died of a signal, exited with a code other than 0/1,
+                  or a sanitizer reported an error
 
 A test is a "supported-op test" if every node of its model is in the
 supported op list below; the pass rate over those (pass + pass-const over
@@ -68,6 +69,9 @@ TIMEOUT = 120  # seconds per quill run
 # 'x' is not a tensor" (sequences, optionals)
 UNSUPPORTED_RE = re.compile(r"unsupported|not supported|only .* supported|"
                             r"supported opsets|is not a tensor")
+# a sanitizer report (ASan/LSan/UBSan builds) is a crash whatever the exit code
+SANITIZER_RE = re.compile(r"ERROR: (Address|Leak|Memory|Thread)Sanitizer|"
+                          r"runtime error: ")
 NEEDS_CONST_RE = re.compile(r"must be (a )?constants?")
 CONST_INPUT_RE = re.compile(r"input #\d+ \('([^']*)'\) must be a constant")
 NO_CONST_FLAG_RE = re.compile(r"--const needs the frontend's binding support")
@@ -102,6 +106,9 @@ def numbered(d, prefix):
 
 
 def first_error(stderr):
+    for line in stderr.splitlines():
+        if SANITIZER_RE.search(line):
+            return line.strip()
     for line in stderr.splitlines():
         if "error:" in line:
             return line.strip()
@@ -201,7 +208,7 @@ def run_test(quill, suite, tdir, timeout):
         if rc is None:
             res.update(status="fail", reason=err)
             return res
-        if rc not in (0, 1):
+        if rc not in (0, 1) or SANITIZER_RE.search(err):
             sig = (" (signal %d)" % -rc) if rc < 0 else ""
             res.update(status="crash",
                        reason="exit code %d%s: %s" % (rc, sig,

@@ -70,7 +70,8 @@ static size_t image(unsigned char *buf, unsigned major, const char *hdr,
   memset(buf + pre, ' ', hlen);
   memcpy(buf + pre, hdr, strlen(hdr));
   buf[pre + hlen - 1] = '\n';
-  memcpy(buf + pre + hlen, data, n);
+  if (n)
+    memcpy(buf + pre + hlen, data, n);
   return pre + hlen + n;
 }
 
