@@ -116,6 +116,16 @@ def first_error(stderr):
     return lines[0].strip() if lines else "(no message)"
 
 
+def cause(reason):
+    """A reason with the test-specific parts (paths, names, numbers) masked,
+    so that equal causes group together."""
+    c = re.sub(r"^.*?: error: ", "", reason)
+    c = re.sub(r"'[^']*'", "'_'", c)
+    c = re.sub(r"\([^()]*\d[^()]*\)", "(_)", c)
+    c = re.sub(r"\d+", "N", c)
+    return c[:110]
+
+
 def compare(got_file, want_file):
     """None if the tensors agree, else a one-line reason."""
     t = onnx.TensorProto()
@@ -328,6 +338,14 @@ def main():
                 op, k["pass"], k["pass-const"], k["fail"], k["skip"],
                 k["needs-const"], k["crash"], mark))
         print("  (* = outside the supported op list)")
+
+    if not a.no_op_summary:
+        print("\n== supported-op tests not passing, grouped by cause")
+        causes = collections.Counter(
+            (r["status"], cause(r["reason"])) for r in sup
+            if r["status"] not in ("pass", "pass-const"))
+        for (st, c), n in sorted(causes.items(), key=lambda kv: -kv[1]):
+            print("  %4d %-11s %s" % (n, st, c))
 
     crashed = sum(r["status"] == "crash" for r in results)
     bad = crashed > 0
