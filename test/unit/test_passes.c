@@ -132,15 +132,21 @@ static quill_status run_pipeline(fixture *f, const char *pipeline,
 /* ---- registry and pipeline text ---------------------------------------------- */
 
 static void test_registry(void) {
+  /* The foundation passes come first; later rows of passes.def add more. */
   const char *names[] = {"canonicalize", "constant-fold", "cse", "dce"};
-  CHECK(quill_pass_registry_size() == 4);
-  for (unsigned i = 0; i < quill_pass_registry_size(); ++i) {
+  CHECK(quill_pass_registry_size() >= 4);
+  for (unsigned i = 0; i < 4; ++i) {
     const quill_pass *p = quill_pass_registry_at(i);
     CHECK(p && strcmp(p->name, names[i]) == 0);
     CHECK(p && p->run && p->summary);
     CHECK(quill_pass_lookup(names[i], strlen(names[i])) == p);
   }
-  CHECK(quill_pass_registry_at(4) == NULL);
+  for (unsigned i = 0; i < quill_pass_registry_size(); ++i) {
+    const quill_pass *p = quill_pass_registry_at(i);
+    CHECK(p && p->run && p->summary &&
+          quill_pass_lookup(p->name, strlen(p->name)) == p);
+  }
+  CHECK(quill_pass_registry_at(quill_pass_registry_size()) == NULL);
   CHECK(quill_pass_lookup("cs", 2) == NULL);
   CHECK(quill_pass_lookup("csex", 4) == NULL);
   CHECK(quill_pass_lookup("cse,dce", 3) == &quill_pass_cse);
