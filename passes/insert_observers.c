@@ -336,8 +336,20 @@ static quill_status observe_weight(obs_run *r, quill_op *op, unsigned i) {
       fq ? quill_op_result(fq, 0) : new_observer(r, v, true, axis, none, op);
   if (!q)
     return QUILL_ERR_NOMEM;
-  quill_op_set_operand(op, i, q);
-  r->changed = true;
+  /* every quantized user taking v as a weight on the same axis shares it
+   * (one pass over the uses, so a weight shared by n ops costs O(n)) */
+  for (quill_use *u = quill_value_first_use(v), *nx; u; u = nx) {
+    nx = quill_use_next(u);
+    quill_op *user = quill_use_user(u);
+    unsigned k = quill_use_operand_index(u);
+    if (user == quill_value_def(q) ||
+        (user != op && (!is_quantized(r, user) ||
+                        role_of(user, k) != ROLE_WEIGHT ||
+                        weight_axis(r, user) != axis)))
+      continue;
+    quill_op_set_operand(user, k, q);
+    r->changed = true;
+  }
   return QUILL_OK;
 }
 

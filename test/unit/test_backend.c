@@ -114,6 +114,25 @@ static void test_shipped(void) {
     CHECK(!quill_backend_fixed_params(b, QUILL_OP_COUNT).present);
     CHECK(quill_backend_fusion(b, quill_backend_num_fusions(b)) == NULL);
     CHECK(quill_backend_bias_int32(b));
+    CHECK(quill_backend_quantizes_outputs(b) == (i != 2)); /* academic */
+    /* every fusion is a lowerable chain headed by a quantized op */
+    for (unsigned k = 0; k < quill_backend_num_fusions(b); k++) {
+      const quill_fusion *fu = quill_backend_fusion(b, k);
+      CHECK(fu && fu->len >= 2 && fu->len <= 3);
+      CHECK(quill_backend_quantizes(b, fu->ops[0]));
+      CHECK(quill_backend_fuses(b, fu->ops[0], fu->ops[1]));
+    }
+    /* the summary starts with the name and lists every section */
+    char *sum = NULL;
+    size_t sum_len = 0;
+    FILE *sf = open_memstream(&sum, &sum_len);
+    quill_backend_print(b, sf);
+    fclose(sf);
+    char head[64];
+    snprintf(head, sizeof head, "backend %s\n", names[i]);
+    CHECK(strncmp(sum, head, strlen(head)) == 0);
+    CHECK(strstr(sum, "\n  float_ops:") != NULL);
+    free(sum);
     /* shared and fixed ops are quantized; fused ops are not kept float */
     for (unsigned o = 0; o < QUILL_OP_COUNT; o++) {
       if (quill_backend_shares_params(b, (quill_opcode)o) ||
@@ -220,6 +239,9 @@ static void test_shipped(void) {
   CHECK(quill_backend_keeps_float(b, QUILL_OP_SIGMOID));
   CHECK(!quill_backend_quantizes(b, QUILL_OP_MATMUL));
   CHECK(quill_backend_num_fusions(b) == 9);
+  CHECK(quill_backend_fuses(b, QUILL_OP_ADD, QUILL_OP_RELU));
+  CHECK(!quill_backend_fuses(b, QUILL_OP_MUL, QUILL_OP_RELU));
+  CHECK(quill_backend_quantizes_outputs(b));
 
   /* the summary names everything */
   char *buf = NULL;
