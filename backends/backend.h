@@ -3,7 +3,7 @@
  *
  * A backend config is a JSON file a hardware team writes (format and
  * semantics: docs/quantization.md, section 1). Quill ships several, embedded
- * in the library at build time from backends/*.json; a user's own file is
+ * in the library at build time from backends/ *.json; a user's own file is
  * loaded the same way. Loading validates everything: an unknown key, a
  * wrong type or a contradiction is an error diagnostic naming the file, the
  * key path and the reason, and the load fails. Nothing is silently ignored.
@@ -104,6 +104,11 @@ const quill_quant_scheme *quill_backend_weight(const quill_backend *b);
 bool quill_backend_bias_int32(const quill_backend *b);
 quill_rounding quill_backend_rounding(const quill_backend *b);
 quill_requant_mode quill_backend_requant(const quill_backend *b);
+
+/* False if quantized ops keep float outputs: only their inputs and weights
+ * are quantized (config key `quantize_outputs`, default true; PPQ's
+ * ACADEMIC_INT8 scheme sets it to false). */
+bool quill_backend_quantizes_outputs(const quill_backend *b);
 
 bool quill_backend_quantizes(const quill_backend *b, quill_opcode opc);
 bool quill_backend_keeps_float(const quill_backend *b, quill_opcode opc);

@@ -1,6 +1,8 @@
 /*
  * context.c - the quill_context: allocator funnel, identifier interning,
- * uniquing tables, source buffers, diagnostics and debug channels.
+ * uniquing tables, source buffers, diagnostics, debug channels and
+ * extension slots (per-context state of components outside ir/, keyed by
+ * the address of a static object, destroyed with the context).
  *
  * Allocation. Every byte Quill allocates goes through one Lua-style function
  * `alloc(ud, ptr, osize, nsize)` (nsize == 0 frees). The default wraps
@@ -55,6 +57,12 @@ quill_context *quill_context_create(quill_alloc_fn alloc, void *ud) {
 void quill_context_destroy(quill_context *ctx) {
   if (!ctx)
     return;
+  for (size_t i = ctx->num_slots; i-- > 0;) {
+    quill_slot *sl = &ctx->slots[i];
+    if (sl->value && sl->destroy)
+      sl->destroy(ctx, sl->value);
+  }
+  quill_free(ctx, ctx->slots, ctx->cap_slots * sizeof(quill_slot));
   quill_attrs_destroy(ctx);
   quill_types_destroy(ctx);
   for (size_t i = 0; i < ctx->idents.cap; i++) {
@@ -415,6 +423,45 @@ quill_status quill_error(quill_context *ctx, quill_loc loc, const char *fmt,
 
 unsigned quill_diag_error_count(const quill_context *ctx) {
   return ctx->num_errors;
+}
+
+/* ---- extension slots --------------------------------------------------- */
+
+/* A handful of slots per context: a linear search is the right structure. */
+quill_status quill_context_set_slot(quill_context *ctx, const void *key,
+                                    void *value,
+                                    quill_slot_destroy_fn destroy) {
+  for (size_t i = 0; i < ctx->num_slots; i++) {
+    quill_slot *sl = &ctx->slots[i];
+    if (sl->key != key)
+      continue;
+    if (sl->value && sl->value != value && sl->destroy)
+      sl->destroy(ctx, sl->value);
+    sl->value = value;
+    sl->destroy = destroy;
+    return QUILL_OK;
+  }
+  if (!value)
+    return QUILL_OK;
+  if (ctx->num_slots == ctx->cap_slots) {
+    size_t ncap = ctx->cap_slots ? ctx->cap_slots * 2 : 4;
+    quill_slot *ns = quill_realloc(ctx, ctx->slots,
+                                   ctx->cap_slots * sizeof *ns,
+                                   ncap * sizeof *ns);
+    if (!ns)
+      return QUILL_ERR_NOMEM;
+    ctx->slots = ns;
+    ctx->cap_slots = ncap;
+  }
+  ctx->slots[ctx->num_slots++] = (quill_slot){key, value, destroy};
+  return QUILL_OK;
+}
+
+void *quill_context_get_slot(const quill_context *ctx, const void *key) {
+  for (size_t i = 0; i < ctx->num_slots; i++)
+    if (ctx->slots[i].key == key)
+      return ctx->slots[i].value;
+  return NULL;
 }
 
 /* ---- debug channels ---------------------------------------------------- */

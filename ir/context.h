@@ -118,6 +118,33 @@ quill_status quill_error(quill_context *ctx, quill_loc loc, const char *fmt,
 /* Number of errors emitted so far on this context. */
 unsigned quill_diag_error_count(const quill_context *ctx);
 
+/* ---- extension slots ---------------------------------------------------- */
+
+/* Components outside ir/ (backend configs, caches) keep per-context state in
+ * slots instead of globals. A slot is keyed by the address of a static
+ * object of the owning file, so keys of different components never clash:
+ *
+ *   static const char cache_key;      // its address is the key
+ *   my_cache *c = quill_context_get_slot(ctx, &cache_key);
+ *   if (!c && quill_context_set_slot(ctx, &cache_key, new_cache, free_cache))
+ *     ...NOMEM...
+ *
+ * The context owns a slot's value through its destructor, which is called
+ * once with (ctx, value) when the value is replaced or cleared, or when the
+ * context is destroyed (slots in reverse order of creation, before types,
+ * attributes and identifiers are freed, so a destructor may still use the
+ * context's allocator and identifiers). */
+typedef void (*quill_slot_destroy_fn)(quill_context *ctx, void *value);
+
+/* Set (or replace) the value under `key`. A replaced value different from
+ * the new one is destroyed with its own destructor. value == NULL clears the
+ * slot. Returns QUILL_ERR_NOMEM (nothing changed, `value` not destroyed) if
+ * a new slot cannot be allocated. */
+quill_status quill_context_set_slot(quill_context *ctx, const void *key,
+                                    void *value, quill_slot_destroy_fn destroy);
+/* The value under `key`, or NULL if none. */
+void *quill_context_get_slot(const quill_context *ctx, const void *key);
+
 /* ---- debug channels (--debug-only=NAME) -------------------------------- */
 
 /* Enable a comma-separated list of channel names ("all" enables every one). */

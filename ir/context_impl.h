@@ -58,6 +58,13 @@ typedef struct quill_source {
   size_t num_lines;
 } quill_source;
 
+/* An extension slot (see quill_context_set_slot). */
+typedef struct quill_slot {
+  const void *key;
+  void *value;
+  quill_slot_destroy_fn destroy;
+} quill_slot;
+
 struct quill_context {
   quill_alloc_fn alloc;
   void *alloc_ud;
@@ -77,6 +84,9 @@ struct quill_context {
   quill_ident *debug_channels;
   size_t num_debug, cap_debug;
   bool debug_all;
+
+  quill_slot *slots; /* in order of creation */
+  size_t num_slots, cap_slots;
 };
 
 /* Teardown hooks for the uniqued objects (ir/type.c, ir/attr.c). */

@@ -90,6 +90,15 @@ quill_status quill_vop_integer_operands(quill_context *ctx,
 quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
                                       int64_t channels);
 
+/* ---- fused activations (ir/op_verify_fused.c) ------------------------------ */
+
+/* True if op carries any of activation / activation_min / activation_max. */
+bool quill_vop_has_activation_attrs(const quill_op *op);
+/* Check those attributes (docs/quantization.md section 2); QUILL_OK when
+ * absent. Run for every op by the generic verifier. */
+quill_status quill_vop_check_activation(quill_context *ctx,
+                                        const quill_op *op);
+
 /* ---- attributes (absent -> default) ------------------------------------ */
 
 quill_status quill_vop_attr_int(quill_context *ctx, const quill_op *op,

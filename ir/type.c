@@ -100,6 +100,7 @@ static bool type_eq(const void *entry, const void *key) {
            memcmp(a->u.quant.zero_points, b->u.quant.zero_points,
                   a->u.quant.n * sizeof(int64_t)) == 0;
   }
+  /* rank 0: dims may be NULL, which memcmp must not get even for 0 bytes */
   return a->u.tensor.elem == b->u.tensor.elem &&
          a->u.tensor.rank == b->u.tensor.rank &&
          (a->u.tensor.rank == 0 ||

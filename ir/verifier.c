@@ -11,7 +11,9 @@
  *   - argument and result types are tensor types
  * and per module: graph names are unique. When an op passes its generic
  * checks, the op-specific verifier named in ops.def runs (ir/op_verify*.c);
- * that is where `return` is checked against the graph's result types.
+ * that is where `return` is checked against the graph's result types. The
+ * fused-activation attributes (`activation` ...) are checked for every op
+ * (ir/op_verify_fused.c).
  *
  * Dominance in a single-block graph is "defined earlier in the list". The
  * verifier walks the list once, marking each op as seen in a bitmap indexed
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/op_verify.h"
 
 /* Worse of two statuses: NOMEM beats INVALID beats OK. */
 static quill_status worst(quill_status a, quill_status b) {
@@ -155,9 +158,14 @@ static quill_status verify_op(quill_context *ctx, const quill_op *op,
   quill_status st = check_counts(ctx, op, info);
   st = worst(st, check_types(ctx, op));
   st = worst(st, check_operands(ctx, op, seen));
-  if (st || !info->verify)
+  if (st)
     return st;
-  return info->verify(ctx, op) ? QUILL_ERR_INVALID : QUILL_OK;
+  if (info->verify && info->verify(ctx, op))
+    st = QUILL_ERR_INVALID;
+  /* fused activation attributes, whatever the op (ir/op_verify_fused.c) */
+  if (quill_vop_check_activation(ctx, op))
+    st = QUILL_ERR_INVALID;
+  return st;
 }
 
 quill_status quill_verify_op(const quill_op *op) {

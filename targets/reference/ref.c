@@ -20,7 +20,9 @@
  *   3. The opcode-indexed table quill_ref_kernels (designated initializers,
  *      holes are unsupported opcodes) and quill_ref_eval_op, which checks
  *      that the kernel exists and accepts the op, and that every tensor's
- *      byte size agrees with its type, before dispatching.
+ *      byte size agrees with its type, before dispatching; afterwards it
+ *      applies the op's fused activation (`activation` = relu / clip), so
+ *      no kernel has to know about fusion.
  */
 #include <math.h>
 #include <string.h>
@@ -466,6 +468,47 @@ static bool tensor_ok(const quill_tensor *t) {
          (t->data || t->size == 0);
 }
 
+/* The fused activation of `fuse-activation` (docs/quantization.md section
+ * 2): relu or clip applied to every float output after the kernel ran, the
+ * way the relu and clip kernels compute it (relu maps NaN to 0, clip lets
+ * it through; f16/bf16/f32 clamp against f32 bounds, f64 in f64). */
+static quill_status apply_fused_activation(quill_context *ctx,
+                                           const quill_op *op,
+                                           quill_tensor *out) {
+  const quill_attr *a = quill_op_attr(op, "activation");
+  if (!a)
+    return QUILL_OK;
+  const char *act = quill_ref_attr_str(op, "activation", "");
+  bool relu = strcmp(act, "relu") == 0;
+  if (!relu && strcmp(act, "clip") != 0)
+    return quill_ref_op_error(ctx, op, "unknown fused activation");
+  double lo = quill_ref_attr_num(op, "activation_min", -INFINITY);
+  double hi = quill_ref_attr_num(op, "activation_max", INFINITY);
+  for (unsigned r = 0; r < quill_op_num_results(op); r++) {
+    quill_tensor *t = &out[r];
+    quill_type_kind k = quill_tensor_elem_kind(t);
+    if (!quill_type_is_float(quill_type_elem(t->type)))
+      continue;
+    size_t n = quill_tensor_num_elements(t);
+    for (size_t i = 0; i < n; i++) {
+      double v = quill_tensor_get_f64(t, i);
+      if (relu) {
+        v = v > 0 ? v : 0.0;
+      } else if (k == QUILL_TYPE_F64) {
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+      } else {
+        float f = (float)v;
+        f = f < (float)lo ? (float)lo : f;
+        f = f > (float)hi ? (float)hi : f;
+        v = f;
+      }
+      quill_tensor_set_f64(t, i, v);
+    }
+  }
+  return QUILL_OK;
+}
+
 quill_status quill_ref_eval_op(quill_context *ctx, const quill_op *op,
                                const quill_tensor *in, quill_tensor *out) {
   const quill_ref_kernel *k = &quill_ref_kernels[quill_op_opcode(op)];
@@ -494,7 +537,10 @@ quill_status quill_ref_eval_op(quill_context *ctx, const quill_op *op,
                          "reference: output %u of '%s' is not a statically "
                          "shaped tensor matching its type",
                          i, quill_op_name(op));
-  return k->eval(ctx, op, in, out);
+  quill_status st = k->eval(ctx, op, in, out);
+  if (st == QUILL_OK)
+    st = apply_fused_activation(ctx, op, out);
+  return st;
 }
 
 quill_status quill_ref_outputs_alloc(quill_context *ctx, const quill_op *op,

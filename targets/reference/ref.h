@@ -135,7 +135,11 @@ bool quill_ref_op_supported(const quill_op *op, const char **why);
  * that every tensor is consistent with its type, then runs the kernel.
  * Unsupported ops are reported as "op 'X' is not supported by target
  * 'reference'" at the op's location (QUILL_ERR_UNSUPPORTED); kernel
- * failures as described for quill_ref_kernel_fn. */
+ * failures as described for quill_ref_kernel_fn. After a successful kernel
+ * run, an `activation` attribute ("relu", or "clip" with activation_min /
+ * activation_max, set by fuse-activation) is applied to every float output:
+ * this is the one place fused activations are evaluated, so anything that
+ * runs ops must go through this function rather than the kernel table. */
 quill_status quill_ref_eval_op(quill_context *ctx, const quill_op *op,
                                const quill_tensor *in, quill_tensor *out);
 

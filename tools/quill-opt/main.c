@@ -4,6 +4,7 @@
  *   quill-opt in.qir --canonicalize --cse -o out.qir
  *   quill-opt in.qir --pass-pipeline='constant-fold,dce'
  *   quill-opt in.qir --split-input-file --verify-diagnostics
+ *   quill-opt --check-backend=tflite-int8     (validate + print a config)
  *
  * Flow per input (or per `// -----` chunk with --split-input-file):
  *   read -> parse -> verify -> pass manager (verifies after each pass)
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "passes/pass.h"
 #include "tools/quill-opt/opt.h"
 
@@ -31,6 +33,7 @@ typedef struct opt_args {
   bool verify_roundtrip;
   bool print_locs;
   const char *debug_only;
+  const char *check_backend;
   quill_pass_manager_options pm_opts;
   /* pipeline pieces in command-line order: pass names or pipeline strings */
   const char **pipeline;
@@ -57,6 +60,8 @@ static void print_help(FILE *out) {
           "  --time-passes             Report the time each pass took\n"
           "  --pass-statistics         Report pass statistics\n"
           "  --debug-only=<channels>   Enable debug output of the named channels\n"
+          "  --check-backend=<b>       Load and validate a backend config (a shipped\n"
+          "                            name or a .json path), print its summary, exit\n"
           "  --help                    Print this help\n\n"
           "PASSES:\n");
   for (unsigned i = 0; i < quill_pass_registry_size(); i++) {
@@ -114,6 +119,8 @@ static int parse_args(int argc, char **argv, opt_args *a) {
       a->pm_opts.statistics = true;
     } else if (VALUE("--debug-only")) {
       a->debug_only = v;
+    } else if (VALUE("--check-backend")) {
+      a->check_backend = v;
     } else if (VALUE("--pass-pipeline")) {
       a->pipeline[a->npipeline] = v;
       a->is_pipeline[a->npipeline++] = true;
@@ -278,11 +285,31 @@ static int run(quill_context *ctx, const opt_args *a, const char *text,
   return rc;
 }
 
+/* --check-backend: 0 if the config is valid (summary on stdout), 1 if
+ * not (diagnostics on stderr). */
+static int check_backend(const char *name) {
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  if (!ctx) {
+    fprintf(stderr, "quill-opt: out of memory\n");
+    return 1;
+  }
+  const quill_backend *b = quill_backend_get(ctx, name);
+  if (b)
+    quill_backend_print(b, stdout);
+  quill_context_destroy(ctx);
+  return b ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   opt_args a = {0};
   int rc = parse_args(argc, argv, &a);
   if (rc != 0)
     return rc;
+  if (a.check_backend) {
+    free(a.pipeline);
+    free(a.is_pipeline);
+    return check_backend(a.check_backend);
+  }
   size_t len = 0;
   char *text = opt_read_file(a.input, &len);
   if (!text) {

@@ -1,0 +1,69 @@
+/*
+ * validate.h - helpers shared by the backend config validator's files
+ * (backends/validate.c: the config and its op lists; validate_scheme.c: the
+ * activation and weight schemes). Private to backends/.
+ *
+ * Every helper that finds a problem reports it as
+ *   `file: key.path: reason`
+ * through quill_bkv_error, which also counts it in the vstate.
+ */
+#ifndef QUILL_BACKENDS_VALIDATE_H
+#define QUILL_BACKENDS_VALIDATE_H
+
+#include <jansson.h>
+
+#include "backends/backend_impl.h"
+
+/* One step of a key path: an object key, or (key == NULL) an array index. */
+typedef struct kpath {
+  const struct kpath *parent;
+  const char *key;
+  size_t index;
+} kpath;
+
+/* The state of one validation run. */
+typedef struct vstate {
+  quill_context *ctx;
+  quill_loc loc; /* the config file */
+  unsigned errors;
+  bool nomem;
+} vstate;
+
+/* Report an error at key path p (NULL: the config as a whole). */
+void quill_bkv_error(vstate *vs, const kpath *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "an object", "a string", ... for messages. */
+const char *quill_bkv_json_kind(const json_t *j);
+/* Report "expected <what>, got <kind of j>" unless ok; returns ok. */
+bool quill_bkv_want(vstate *vs, const kpath *p, const json_t *j, bool ok,
+                    const char *what);
+/* Shorthands for the common type checks. */
+#define WANT_STRING(vs, p, j)                                                  \
+  quill_bkv_want(vs, p, j, json_is_string(j), "a string")
+#define WANT_BOOL(vs, p, j)                                                    \
+  quill_bkv_want(vs, p, j, json_is_boolean(j), "a boolean")
+#define WANT_INT(vs, p, j)                                                     \
+  quill_bkv_want(vs, p, j, json_is_integer(j), "an integer")
+#define WANT_NUMBER(vs, p, j)                                                  \
+  quill_bkv_want(vs, p, j, json_is_number(j), "a number")
+#define WANT_ARRAY(vs, p, j)                                                   \
+  quill_bkv_want(vs, p, j, json_is_array(j), "an array")
+#define WANT_OBJECT(vs, p, j)                                                  \
+  quill_bkv_want(vs, p, j, json_is_object(j), "an object")
+/* Report every key of object j not in `known` (NULL-terminated), with the
+ * closest known key suggested when it looks like a typo. */
+void quill_bkv_check_keys(vstate *vs, const kpath *p, json_t *j,
+                          const char *const *known);
+/* obj[key], or NULL after reporting "required key is missing". */
+json_t *quill_bkv_required(vstate *vs, const kpath *p, json_t *obj,
+                           const char *key);
+/* A string that must be one of `choices` (NULL-terminated): its index, or
+ * -1 after reporting. */
+int quill_bkv_choice(vstate *vs, const kpath *p, const json_t *j,
+                     const char *what, const char *const *choices);
+/* An `activation` (is_weight false) or `weight` scheme. True if it is
+ * fully valid. */
+bool quill_bkv_parse_scheme(vstate *vs, const kpath *p, json_t *j,
+                            bool is_weight, quill_quant_scheme *s);
+
+#endif /* QUILL_BACKENDS_VALIDATE_H */
