@@ -76,14 +76,15 @@ static void run_free(run *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Parse and verify src, allocate zeroed graph arguments and the outputs of
- * its first op. False (with a message) if the harness fails. */
-static bool setup(run *r, const char *src) {
+/* Parse and (if `verify`) verify src, allocate zeroed graph arguments and
+ * the outputs of its first op. False (with a message) if the harness
+ * fails. */
+static bool setup_ex(run *r, const char *src, bool verify) {
   memset(r, 0, sizeof *r);
   r->ctx = quill_context_create(NULL, NULL);
   quill_diag_set_handler(r->ctx, capture, r);
   r->m = quill_parse_module(r->ctx, src, strlen(src), "test.qir", 0);
-  if (!r->m || quill_verify_module(r->m) != QUILL_OK) {
+  if (!r->m || (verify && quill_verify_module(r->m) != QUILL_OK)) {
     fprintf(stderr, "invalid test IR: %s\n%s\n", r->diag, src);
     return false;
   }
@@ -108,6 +109,8 @@ static bool setup(run *r, const char *src) {
   }
   return true;
 }
+
+static bool setup(run *r, const char *src) { return setup_ex(r, src, true); }
 
 static quill_status eval(run *r) {
   return r->st = quill_ref_eval_op(r->ctx, r->op, r->in, r->out);
@@ -449,6 +452,71 @@ static void test_dynamic_quantize(void) {
   DYNQ(V(-1, -2, -4), V(191, 128, 0), (double)(4.0f / 255.0f), 255);
   DYNQ(V(-1, -2, -4.5, 0.25), V(188, 135, 0, 255), (double)(4.75f / 255.0f),
        242);
+}
+
+/* ---- the table and errors ------------------------------------------------------ */
+
+static void test_table(void) {
+  /* Every quantization op has a reference kernel. */
+  for (int opc = 0; opc < QUILL_OP_COUNT; opc++) {
+    const quill_op_info *info = quill_opcode_info((quill_opcode)opc);
+    if (info->flags & QUILL_OPF_QUANT) {
+      CHECK(quill_ref_kernels[opc].eval != NULL);
+      if (!quill_ref_kernels[opc].eval)
+        fprintf(stderr, "  no kernel for '%s'\n", info->mnemonic);
+    }
+  }
+}
+
+/* Unverified IR that the kernels must reject with a diagnostic. */
+static void expect_error(const char *src, const char *msg) {
+  run r;
+  if (!setup_ex(&r, src, false)) {
+    CHECK(!"setup");
+    run_free(&r);
+    return;
+  }
+  CHECK(eval(&r) == QUILL_ERR_INVALID);
+  CHECK(strstr(r.diag, msg) != NULL);
+  if (!strstr(r.diag, msg))
+    fprintf(stderr, "  diag was '%s'\n", r.diag);
+  run_free(&r);
+}
+
+static void test_errors(void) {
+  const char *head =
+      "func @f(%a: tensor<2x2x!quant.uniform<i8:f32, 1.0:0>>, "
+      "%b: tensor<2x3x!quant.uniform<i8:f32, 1.0:0>>) -> "
+      "tensor<2x3x!quant.uniform<i8:f32, 1.0:0>> {\n";
+  char src[1024];
+  snprintf(src, sizeof src,
+           "%s  %%y = qmatmul %%a, %%b {rounding = \"nearest\"} : "
+           "tensor<2x3x!quant.uniform<i8:f32, 1.0:0>>\n  return %%y\n}\n",
+           head);
+  expect_error(src, "unknown 'rounding'");
+  snprintf(src, sizeof src,
+           "%s  %%y = qmatmul %%a, %%b {multiplier = [1, 2], shift = [0, 0]} "
+           ": tensor<2x3x!quant.uniform<i8:f32, 1.0:0>>\n  return %%y\n}\n",
+           head);
+  expect_error(src, "one-per-channel");
+  snprintf(src, sizeof src,
+           "%s  %%y = qmatmul %%a, %%b {multiplier = [1], shift = [99]} "
+           ": tensor<2x3x!quant.uniform<i8:f32, 1.0:0>>\n  return %%y\n}\n",
+           head);
+  expect_error(src, "out of range");
+  expect_error("func @f(%a: tensor<2x2xf32>, %b: tensor<2x3x!quant.uniform<"
+               "i8:f32, 1.0:0>>) -> tensor<2x3xi32> {\n"
+               "  %y = qmatmul %a, %b : tensor<2x3xi32>\n  return %y\n}\n",
+               "expects a quantized per tensor");
+  expect_error("func @f(%x: tensor<1x1x3x3x!quant.uniform<u8:f32, 1.0:0>>, "
+               "%w: tensor<1x1x2x2x!quant.uniform<i8:f32, 1.0:0>>) -> "
+               "tensor<1x1x3x3xi32> {\n"
+               "  %y = qconv2d %x, %w : tensor<1x1x3x3xi32>\n  return %y\n}\n",
+               "result shape does not match");
+  expect_error("func @f(%x: tensor<4xf32>) -> tensor<4xi8> {\n"
+               "  %y, %s, %z = dynamic_quantize %x : tensor<4xi8>, tensor<f32>, "
+               "tensor<u8>\n  return %y\n}\n",
+               "expects results u8");
 }
 
 /* ---- randomized cross-check ----------------------------------------------------- */
@@ -879,6 +947,8 @@ int main(void) {
   test_qconv_exact_large();
   test_scast();
   test_dynamic_quantize();
+  test_table();
+  test_errors();
   for (int i = 0; i < 400; i++)
     random_qconv();
   for (int i = 0; i < 400; i++)
