@@ -31,6 +31,10 @@
  * and adds (ISO C forbids contracting them into FMAs), so the result does
  * not depend on the tile position.
  *
+ * Fewer than 4 rows (an FC layer at batch 1) skip packing: each row of C
+ * is an axpy along B's rows, or, for a transposed B, dot products summed
+ * in 8 interleaved lanes.
+ *
  * quill_ref_sgemm_i32 runs the same engine on floats that hold integers:
  * as long as every partial sum over a K block stays within 2^24 in
  * magnitude, f32 arithmetic is exact, so each block's tile converts to
@@ -171,6 +175,54 @@ static void store_tile(const gemm_out *o, size_t r0, size_t c0, size_t rows,
   }
 }
 
+/* C (+)= A * B for a few rows of A (M < SMALL_M), where packing would
+ * waste most of the MR-tall micro-kernel: per row and K block, either
+ * axpy along B's rows (B row-major) or dot products along k in LANES
+ * independent partial sums (B transposed, e.g. gemm's trans_b), then the
+ * row goes to C as one tile. row holds N floats. */
+enum { SMALL_M = 4, LANES = 8 };
+_Static_assert(LANES == 8, "the lane reduction below adds 8 lanes");
+
+static void gemm_small_m(size_t M, size_t N, size_t K, const float *A,
+                         ptrdiff_t rsa, ptrdiff_t csa, const float *B,
+                         ptrdiff_t rsb, ptrdiff_t csb, const gemm_out *o,
+                         bool accumulate, size_t kc, float *restrict row) {
+  for (size_t i = 0; i < M; i++)
+    for (size_t pc = 0; pc < K; pc += kc) {
+      size_t kb = min_sz(kc, K - pc);
+      const float *a = A + (ptrdiff_t)i * rsa + (ptrdiff_t)pc * csa;
+      const float *b = B + (ptrdiff_t)pc * rsb;
+      if (csb == 1) {
+        memset(row, 0, N * sizeof(float));
+        for (size_t k = 0; k < kb; k++) {
+          const float ak = a[(ptrdiff_t)k * csa];
+          const float *restrict bk = b + (ptrdiff_t)k * rsb;
+          for (size_t j = 0; j < N; j++)
+            row[j] += ak * bk[j];
+        }
+      } else {
+        for (size_t j = 0; j < N; j++) {
+          const float *bj = b + (ptrdiff_t)j * csb;
+          float lane[LANES] = {0};
+          size_t k = 0;
+          if (csa == 1 && rsb == 1) /* both contiguous along k */
+            for (; k + LANES <= kb; k += LANES)
+              UNROLL for (int t = 0; t < LANES; t++)
+                lane[t] += a[k + t] * bj[k + t];
+          for (; k + LANES <= kb; k += LANES)
+            UNROLL for (int t = 0; t < LANES; t++)
+              lane[t] += a[(ptrdiff_t)(k + t) * csa] *
+                         bj[(ptrdiff_t)(k + t) * rsb];
+          for (int t = 0; k < kb; k++, t++)
+            lane[t] += a[(ptrdiff_t)k * csa] * bj[(ptrdiff_t)k * rsb];
+          row[j] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+                   ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+        }
+      }
+      store_tile(o, i, 0, 1, N, row, accumulate || pc > 0);
+    }
+}
+
 /* The driver. B is either strided (B(k,j) = B[k*rsb + j*csb]) or, if
  * packed_b, the whole of B pre-packed by quill_ref_pack_b_row (the K-block
  * [pc, pc+kb) of panel jr is then contiguous at B + jr*K + pc*NR). */
@@ -192,6 +244,14 @@ static quill_status gemm_run(quill_context *ctx, size_t M, size_t N, size_t K,
     return QUILL_OK;
   }
   size_t kc = min_sz(KC, kc_max ? kc_max : 1);
+  if (M < SMALL_M && !packed_b) {
+    float *row = quill_alloc(ctx, N * sizeof(float));
+    if (!row)
+      return QUILL_ERR_NOMEM;
+    gemm_small_m(M, N, K, A, rsa, csa, B, rsb, csb, o, accumulate, kc, row);
+    quill_free(ctx, row, N * sizeof(float));
+    return QUILL_OK;
+  }
   size_t kmax = min_sz(K, kc);
   size_t bsz = packed_b ? 0 : round_up(min_sz(N, NC), NR) * kmax;
   size_t asz = round_up(min_sz(M, MC), MR) * kmax;
