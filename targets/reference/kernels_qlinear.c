@@ -131,27 +131,39 @@ static quill_status requant_init(quill_context *ctx, const quill_op *op,
   return QUILL_OK;
 }
 
-/* acc + bias, requantized for channel c (the result's storage value). */
-static int64_t requant_one(const requant *rq, size_t c, int32_t acc) {
-  int64_t v;
-  if (rq->mult) {
-    size_t i = rq->n_fixed == 1 ? 0 : c;
-    v = quill_requant_fixed(acc, (int32_t)rq->mult[i], (int)rq->shift[i],
-                            rq->r);
-  } else {
-    v = quill_requant_float(acc, rq->scale[rq->n_scale == 1 ? 0 : c], rq->r);
-  }
-  if (v >= rq->qmax - rq->zp) /* saturate without overflowing v + zp */
+/* Saturate a requantized value v to the result: clamp(v + zp) without
+ * overflowing v + zp. */
+static inline int64_t saturate(const requant *rq, int64_t v) {
+  if (v >= rq->qmax - rq->zp)
     return rq->qmax;
   if (v <= rq->qmin - rq->zp)
     return rq->qmin;
   return v + rq->zp;
 }
 
+/* q[i] = the result's storage value for accumulator a[i] (bias included)
+ * of channel c, i < n. */
+static void requant_chunk(const requant *rq, size_t c, const int32_t *a,
+                          size_t n, int64_t *restrict q) {
+  if (rq->mult) {
+    size_t p = rq->n_fixed == 1 ? 0 : c;
+    int32_t m = (int32_t)rq->mult[p];
+    int sh = (int)rq->shift[p];
+    for (size_t i = 0; i < n; i++)
+      q[i] = saturate(rq, quill_requant_fixed(a[i], m, sh, rq->r));
+  } else {
+    float s = rq->scale[rq->n_scale == 1 ? 0 : c];
+    for (size_t i = 0; i < n; i++)
+      q[i] = saturate(rq, quill_requant_float(a[i], s, rq->r));
+  }
+}
+
 /* Finish every output: y[i] = requant(acc[i] + bias[ch]) with ch =
  * (i / inner) % nch. acc may be y's own data (i32 result). */
 static void requant_store(const requant *rq, int32_t *acc, quill_tensor *y,
                           size_t inner) {
+  enum { CHUNK = 256 };
+  int64_t q[CHUNK];
   size_t total = quill_tensor_num_elements(y);
   quill_type_kind k = quill_tensor_elem_kind(y);
   for (size_t start = 0; start < total; start += inner) {
@@ -162,17 +174,22 @@ static void requant_store(const requant *rq, int32_t *acc, quill_tensor *y,
       a[i] = (int32_t)((uint32_t)a[i] + b); /* modulo 2^32 */
     if (rq->raw)
       continue; /* acc is y */
-    if (k == QUILL_TYPE_U8) {
-      uint8_t *p = (uint8_t *)y->data + start;
-      for (size_t i = 0; i < inner; i++)
-        p[i] = (uint8_t)requant_one(rq, c, a[i]);
-    } else if (k == QUILL_TYPE_I8) {
-      int8_t *p = (int8_t *)y->data + start;
-      for (size_t i = 0; i < inner; i++)
-        p[i] = (int8_t)requant_one(rq, c, a[i]);
-    } else {
-      for (size_t i = 0; i < inner; i++)
-        quill_tensor_set_i64(y, start + i, requant_one(rq, c, a[i]));
+    for (size_t i0 = 0; i0 < inner; i0 += CHUNK) {
+      size_t n = inner - i0 < CHUNK ? inner - i0 : CHUNK;
+      size_t o = start + i0;
+      requant_chunk(rq, c, a + i0, n, q);
+      if (k == QUILL_TYPE_U8) {
+        uint8_t *p = (uint8_t *)y->data + o;
+        for (size_t i = 0; i < n; i++)
+          p[i] = (uint8_t)q[i];
+      } else if (k == QUILL_TYPE_I8) {
+        int8_t *p = (int8_t *)y->data + o;
+        for (size_t i = 0; i < n; i++)
+          p[i] = (int8_t)q[i];
+      } else {
+        for (size_t i = 0; i < n; i++)
+          quill_tensor_set_i64(y, o + i, q[i]);
+      }
     }
   }
 }
