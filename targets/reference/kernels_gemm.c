@@ -1,23 +1,6 @@
 /*
- * kernels_gemm.c - the reference target's matrix multiply: a cache-blocked
- * f32 GEMM (quill_ref_sgemm, also the engine behind conv2d via im2col) and
- * the matmul (numpy semantics) and gemm (ONNX Gemm) kernels.
- *
- * quill_ref_sgemm follows the classic Goto/BLIS loop nest, written in
- * plain C so the compiler can vectorize the innermost loop:
- *
- *   for jc in N step NC:            B block  [KC x NC]  packed row-major
- *     for pc in K step KC:          (fits in L2)
- *       pack B[pc.., jc..] -> Bp
- *       for ic in M step MC:        A block  [MC x KC]  packed row-major
- *         pack A[ic.., pc..] -> Ap
- *         for i in MC step 4:       micro kernel: 4 rows of C (in L1)
- *           for k in KC:              c_r[0..NC) += a_r[k] * Bp[k][0..NC)
- *
- * Packing goes through the operands' row and column strides, so transposed
- * operands (gemm's trans_a/trans_b, conv_transpose's weights) cost nothing
- * extra. The four C rows of the micro kernel are restrict pointers, which
- * lets the j loop become SIMD multiply-adds.
+ * kernels_gemm.c - the reference target's matmul (numpy semantics) and
+ * gemm (ONNX Gemm) kernels, on top of the blocked f32 GEMM of sgemm.c.
  *
  * The kernels: f32, f16 and bf16 tensors go through sgemm (f16/bf16 via
  * float staging buffers); f64 tensors use a plain triple loop in double and
@@ -30,96 +13,6 @@
 #include <string.h>
 
 #include "targets/reference/kernels.h"
-
-enum { KC = 256, NC = 256, MC = 64 };
-
-static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
-
-/* Four rows (or fewer: `rows`) of C += Ap[rows x kb] * Bp[kb x nb]. */
-static void micro_kernel(unsigned rows, size_t kb, size_t nb,
-                         const float *restrict a, const float *restrict b,
-                         float *c, size_t ldc) {
-  if (rows == 4) {
-    float *restrict c0 = c, *restrict c1 = c + ldc, *restrict c2 = c + 2 * ldc,
-                    *restrict c3 = c + 3 * ldc;
-    for (size_t k = 0; k < kb; k++) {
-      const float a0 = a[k], a1 = a[kb + k], a2 = a[2 * kb + k],
-                  a3 = a[3 * kb + k];
-      const float *restrict bk = b + k * nb;
-      for (size_t j = 0; j < nb; j++) {
-        float bv = bk[j];
-        c0[j] += a0 * bv;
-        c1[j] += a1 * bv;
-        c2[j] += a2 * bv;
-        c3[j] += a3 * bv;
-      }
-    }
-    return;
-  }
-  for (unsigned r = 0; r < rows; r++) {
-    float *restrict cr = c + r * ldc;
-    for (size_t k = 0; k < kb; k++) {
-      const float ar = a[r * kb + k];
-      const float *restrict bk = b + k * nb;
-      for (size_t j = 0; j < nb; j++)
-        cr[j] += ar * bk[j];
-    }
-  }
-}
-
-quill_status quill_ref_sgemm(quill_context *ctx, size_t M, size_t N, size_t K,
-                             const float *A, ptrdiff_t rsa, ptrdiff_t csa,
-                             const float *B, ptrdiff_t rsb, ptrdiff_t csb,
-                             float *C, size_t ldc, bool accumulate) {
-  if (!accumulate)
-    for (size_t i = 0; i < M; i++)
-      memset(C + i * ldc, 0, N * sizeof(float));
-  if (M == 0 || N == 0 || K == 0)
-    return QUILL_OK;
-  size_t bsz = min_sz(K, KC) * min_sz(N, NC), asz = min_sz(M, MC) * min_sz(K, KC);
-  float *Bp = quill_alloc(ctx, bsz * sizeof(float));
-  float *Ap = quill_alloc(ctx, asz * sizeof(float));
-  if (!Bp || !Ap) {
-    if (Bp)
-      quill_free(ctx, Bp, bsz * sizeof(float));
-    if (Ap)
-      quill_free(ctx, Ap, asz * sizeof(float));
-    return QUILL_ERR_NOMEM;
-  }
-  for (size_t jc = 0; jc < N; jc += NC) {
-    size_t nb = min_sz(NC, N - jc);
-    for (size_t pc = 0; pc < K; pc += KC) {
-      size_t kb = min_sz(KC, K - pc);
-      for (size_t k = 0; k < kb; k++) {
-        const float *src = B + (ptrdiff_t)(pc + k) * rsb + (ptrdiff_t)jc * csb;
-        float *dst = Bp + k * nb;
-        if (csb == 1)
-          memcpy(dst, src, nb * sizeof(float));
-        else
-          for (size_t j = 0; j < nb; j++)
-            dst[j] = src[(ptrdiff_t)j * csb];
-      }
-      for (size_t ic = 0; ic < M; ic += MC) {
-        size_t mb = min_sz(MC, M - ic);
-        for (size_t i = 0; i < mb; i++) {
-          const float *src = A + (ptrdiff_t)(ic + i) * rsa + (ptrdiff_t)pc * csa;
-          float *dst = Ap + i * kb;
-          if (csa == 1)
-            memcpy(dst, src, kb * sizeof(float));
-          else
-            for (size_t k = 0; k < kb; k++)
-              dst[k] = src[(ptrdiff_t)k * csa];
-        }
-        for (size_t i = 0; i < mb; i += 4)
-          micro_kernel((unsigned)min_sz(4, mb - i), kb, nb, Ap + i * kb, Bp,
-                       C + (ic + i) * ldc + jc, ldc);
-      }
-    }
-  }
-  quill_free(ctx, Bp, bsz * sizeof(float));
-  quill_free(ctx, Ap, asz * sizeof(float));
-  return QUILL_OK;
-}
 
 /* ---- shared by matmul and gemm -------------------------------------------- */
 
@@ -175,76 +68,87 @@ static void generic_mm(domain dom, const quill_tensor *a, size_t a0,
 
 /* ---- matmul --------------------------------------------------------------- */
 
-QUILL_REF_KERNEL(quill_ref_kernel_matmul) {
-  const quill_tensor *a = &in[0], *b = &in[1];
-  quill_tensor *y = &out[0];
+quill_status quill_ref_matmul_plan_init(quill_context *ctx, const quill_op *op,
+                                        const quill_tensor *a,
+                                        const quill_tensor *b,
+                                        const quill_tensor *y,
+                                        quill_ref_matmul_plan *p) {
+  memset(p, 0, sizeof *p);
   unsigned ra = quill_type_rank(a->type), rb = quill_type_rank(b->type);
   unsigned ry = quill_type_rank(y->type);
   if (ra == 0 || rb == 0)
     return quill_ref_op_error(ctx, op, "operands must have rank >= 1");
   bool a1 = ra == 1, b1 = rb == 1;
-  size_t M = a1 ? 1 : (size_t)quill_type_dim(a->type, ra - 2);
-  size_t K = (size_t)quill_type_dim(a->type, ra - 1);
+  p->M = a1 ? 1 : (size_t)quill_type_dim(a->type, ra - 2);
+  p->K = (size_t)quill_type_dim(a->type, ra - 1);
   size_t Kb = (size_t)quill_type_dim(b->type, b1 ? 0 : rb - 2);
-  size_t N = b1 ? 1 : (size_t)quill_type_dim(b->type, rb - 1);
+  p->N = b1 ? 1 : (size_t)quill_type_dim(b->type, rb - 1);
   unsigned ba = a1 ? 0 : ra - 2, bb = b1 ? 0 : rb - 2;
   unsigned nb = ba > bb ? ba : bb;
-  if (K != Kb || ry != nb + !a1 + !b1)
+  if (p->K != Kb || ry != nb + !a1 + !b1)
     return quill_ref_op_error(ctx, op, "operand shapes do not match the "
                                        "result");
-  /* Check the result's dims and collect the batch shape. */
-  int64_t bdims[QUILL_MAX_RANK], index[QUILL_MAX_RANK];
-  size_t batches = 1;
-  for (unsigned d = 0; d < nb; d++) {
+  /* Check the result's dims and collect the batch shape; a batch dim of
+   * size 1 (or missing) in an operand gets stride 0. */
+  p->num_batch_dims = nb;
+  p->batches = 1;
+  size_t sa = 1, sb = 1;
+  for (unsigned d = nb; d-- > 0;) {
     int64_t da = d + ba >= nb ? quill_type_dim(a->type, d + ba - nb) : 1;
     int64_t db = d + bb >= nb ? quill_type_dim(b->type, d + bb - nb) : 1;
     if (da != db && da != 1 && db != 1)
       return quill_ref_op_error(ctx, op, "batch dims do not broadcast");
-    bdims[d] = da == 1 ? db : da;
-    if (quill_type_dim(y->type, d) != bdims[d])
+    p->batch_dims[d] = da == 1 ? db : da;
+    if (quill_type_dim(y->type, d) != p->batch_dims[d])
       return quill_ref_op_error(ctx, op, "result batch dims are wrong");
-    batches *= (size_t)bdims[d];
+    p->a_stride[d] = da == 1 ? 0 : sa;
+    p->b_stride[d] = db == 1 ? 0 : sb;
+    sa *= (size_t)da;
+    sb *= (size_t)db;
+    p->batches *= (size_t)p->batch_dims[d];
   }
-  if ((!a1 && (size_t)quill_type_dim(y->type, nb) != M) ||
-      (!b1 && (size_t)quill_type_dim(y->type, ry - 1) != N))
+  if ((!a1 && (size_t)quill_type_dim(y->type, nb) != p->M) ||
+      (!b1 && (size_t)quill_type_dim(y->type, ry - 1) != p->N))
     return quill_ref_op_error(ctx, op, "result matrix dims are wrong");
+  return QUILL_OK;
+}
+
+void quill_ref_matmul_offsets(const quill_ref_matmul_plan *p, size_t t,
+                              size_t *oa, size_t *ob) {
+  size_t ia = 0, ib = 0;
+  for (unsigned d = p->num_batch_dims; d-- > 0;) {
+    size_t i = t % (size_t)p->batch_dims[d];
+    t /= (size_t)p->batch_dims[d];
+    ia += i * p->a_stride[d];
+    ib += i * p->b_stride[d];
+  }
+  *oa = ia * p->M * p->K;
+  *ob = ib * p->K * p->N;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_matmul) {
+  const quill_tensor *a = &in[0], *b = &in[1];
+  quill_tensor *y = &out[0];
+  quill_ref_matmul_plan p;
+  quill_status st = quill_ref_matmul_plan_init(ctx, op, a, b, y, &p);
+  if (st)
+    return st;
+  size_t M = p.M, N = p.N, K = p.K;
   domain dom = domain_of(y);
   quill_ref_fbuf fa = {0}, fb = {0}, fy = {0};
-  quill_status st = QUILL_OK;
   if (dom == DOM_F32 && ((st = quill_ref_fbuf_read(ctx, a, &fa)) ||
                          (st = quill_ref_fbuf_read(ctx, b, &fb)) ||
                          (st = quill_ref_fbuf_write(ctx, y, &fy))))
     goto done;
-  memset(index, 0, sizeof index);
-  for (size_t t = 0; t < batches && st == QUILL_OK; t++) {
-    /* offsets of this batch's matrices (broadcast dims contribute 0) */
-    size_t oa = 0, ob = 0, sa = 1, sb = 1;
-    for (unsigned d = nb; d-- > 0;) {
-      if (d + ba >= nb) {
-        int64_t da = quill_type_dim(a->type, d + ba - nb);
-        oa += (da == 1 ? 0 : (size_t)index[d]) * sa;
-        sa *= (size_t)da;
-      }
-      if (d + bb >= nb) {
-        int64_t db = quill_type_dim(b->type, d + bb - nb);
-        ob += (db == 1 ? 0 : (size_t)index[d]) * sb;
-        sb *= (size_t)db;
-      }
-    }
-    oa *= M * K;
-    ob *= K * N;
-    size_t oy = t * M * N;
+  for (size_t t = 0; t < p.batches && st == QUILL_OK; t++) {
+    size_t oa, ob, oy = t * M * N;
+    quill_ref_matmul_offsets(&p, t, &oa, &ob);
     if (dom == DOM_F32)
       st = quill_ref_sgemm(ctx, M, N, K, fa.p + oa, (ptrdiff_t)K, 1,
                            fb.p + ob, (ptrdiff_t)N, 1, fy.p + oy, N, false);
     else
       generic_mm(dom, a, oa, (ptrdiff_t)K, 1, b, ob, (ptrdiff_t)N, 1, y, oy,
                  M, N, K);
-    for (unsigned d = nb; d-- > 0;) /* odometer over the batch dims */
-      if (++index[d] < bdims[d])
-        break;
-      else
-        index[d] = 0;
   }
 done:
   quill_ref_fbuf_release(ctx, NULL, &fa);

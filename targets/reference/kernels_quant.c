@@ -1,7 +1,8 @@
 /*
  * kernels_quant.c - reference kernels for the quantization ops: quantize,
  * dequantize, requantize and fake_quant, with ONNX QuantizeLinear /
- * DequantizeLinear semantics.
+ * DequantizeLinear semantics, and the storage cast scast and
+ * dynamic_quantize (ONNX DynamicQuantizeLinear, at the end of the file).
  *
  * The quantization parameters live in the quantized element type
  * (!quant.uniform<i8:f32, scale:zp> or the per-axis form), never in
@@ -28,20 +29,10 @@
 
 #include "targets/reference/kernels.h"
 
-/* Quantization parameters of one tensor: per-tensor or per-axis. */
-typedef struct qinfo {
-  const double *scales;
-  const int64_t *zps;
-  size_t n;        /* number of parameter pairs (1 per-tensor) */
-  size_t inner;    /* elements per step along the axis */
-  int64_t qmin, qmax;
-  bool f64;        /* expressed type is f64 */
-} qinfo;
+typedef quill_ref_qinfo qinfo;
 
-/* Fill qi from a quant element type and the tensor type it applies to;
- * false if a per-axis type does not fit the tensor. */
-static bool qinfo_init(qinfo *qi, const quill_type *qelem,
-                       const quill_type *tensor) {
+bool quill_ref_qinfo_init(quill_ref_qinfo *qi, const quill_type *qelem,
+                          const quill_type *tensor) {
   qi->scales = quill_type_quant_scales(qelem);
   qi->zps = quill_type_quant_zero_points(qelem);
   qi->n = quill_type_quant_num_params(qelem);
@@ -62,8 +53,13 @@ static bool qinfo_init(qinfo *qi, const quill_type *qelem,
   return true;
 }
 
+static bool qinfo_init(qinfo *qi, const quill_type *qelem,
+                       const quill_type *tensor) {
+  return quill_ref_qinfo_init(qi, qelem, tensor);
+}
+
 static size_t qchannel(const qinfo *qi, size_t i) {
-  return qi->n == 1 ? 0 : (i / qi->inner) % qi->n;
+  return quill_ref_qchannel(qi, i);
 }
 
 static int64_t quantize_one(const qinfo *qi, size_t i, double x) {
@@ -186,5 +182,67 @@ QUILL_REF_KERNEL(quill_ref_kernel_fake_quant) {
     int64_t q = quantize_one(&qi, i, quill_tensor_get_f64(x, i));
     quill_tensor_set_f64(y, i, dequantize_one(&qi, i, q));
   }
+  return QUILL_OK;
+}
+
+/* scast: the storage bits unchanged (integer <-> quantized of that
+ * storage), so a byte copy. */
+QUILL_REF_KERNEL(quill_ref_kernel_scast) {
+  if (in[0].size != out[0].size ||
+      quill_tensor_num_elements(&in[0]) != quill_tensor_num_elements(&out[0]))
+    return quill_ref_op_error(ctx, op, "result storage differs from operand");
+  if (out[0].size)
+    memcpy(out[0].data, in[0].data, out[0].size);
+  return QUILL_OK;
+}
+
+/* dynamic_quantize x -> (y u8, scale f32, zero point u8), ONNX
+ * DynamicQuantizeLinear as its reference implementation computes it, in
+ * f32 throughout:
+ *
+ *   maxx = max(0, max(x)), minx = min(0, min(x))
+ *   scale = (maxx == minx ? 1 : maxx - minx) / 255
+ *   zp = rint(clamp(0 - minx / scale, 0, 255))
+ *   y = clamp(rint(x / scale) + zp, 0, 255)
+ *
+ * An all-zero (or empty) x gives scale 1/255 and zp 0 (onnxruntime returns
+ * scale 1 there; y and zp agree). A NaN anywhere makes scale NaN and, as
+ * Python's min/max do with the reference's scalars, zp 255; NaN elements of
+ * y become 0 (a NaN float -> int cast). */
+QUILL_REF_KERNEL(quill_ref_kernel_dynamic_quantize) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0], *s = &out[1], *z = &out[2];
+  size_t n = quill_tensor_num_elements(x);
+  if (quill_tensor_num_elements(y) != n ||
+      quill_tensor_elem_kind(y) != QUILL_TYPE_U8 ||
+      quill_tensor_num_elements(s) != 1 ||
+      quill_tensor_num_elements(z) != 1)
+    return quill_ref_op_error(ctx, op, "expects results u8 [shape of x], "
+                                       "f32 [] and u8 []");
+  float maxx = 0.0f, minx = 0.0f;
+  bool nan = false;
+  for (size_t i = 0; i < n; i++) {
+    float v = (float)quill_tensor_get_f64(x, i);
+    if (isnan(v))
+      nan = true;
+    else if (v > maxx)
+      maxx = v;
+    else if (v < minx)
+      minx = v;
+  }
+  if (nan)
+    maxx = minx = NAN;
+  float scale = (maxx == minx ? 1.0f : maxx - minx) / 255.0f;
+  float izp = 0.0f - minx / scale;
+  float zpc = izp < 255.0f ? izp : 255.0f; /* min(qmax, izp) */
+  zpc = zpc > 0.0f ? zpc : 0.0f;           /* max(qmin, .) */
+  float zp = rintf(zpc);
+  for (size_t i = 0; i < n; i++) {
+    float q = rintf((float)quill_tensor_get_f64(x, i) / scale) + zp;
+    int64_t v = isnan(q) ? 0 : q <= 0.0f ? 0 : q >= 255.0f ? 255 : (int64_t)q;
+    quill_tensor_set_i64(y, i, v);
+  }
+  quill_tensor_set_f64(s, 0, scale);
+  quill_tensor_set_i64(z, 0, (int64_t)zp);
   return QUILL_OK;
 }

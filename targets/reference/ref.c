@@ -442,6 +442,11 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_DEQUANTIZE] = {quill_ref_kernel_dequantize, NULL},
     [QUILL_OP_REQUANTIZE] = {quill_ref_kernel_requantize, NULL},
     [QUILL_OP_FAKE_QUANT] = {quill_ref_kernel_fake_quant, NULL},
+    /* integer ops */
+    [QUILL_OP_QCONV2D] = {quill_ref_kernel_qconv2d, NULL},
+    [QUILL_OP_QMATMUL] = {quill_ref_kernel_qmatmul, NULL},
+    [QUILL_OP_SCAST] = {quill_ref_kernel_scast, NULL},
+    [QUILL_OP_DYNAMIC_QUANTIZE] = {quill_ref_kernel_dynamic_quantize, NULL},
 };
 
 #undef UNARY
