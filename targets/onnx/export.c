@@ -268,7 +268,9 @@ static bool needs_wrap(const onnx_export_entry *e, const quill_op *op) {
   }
   if (!any)
     return false;
+  /* A fused activation is a float Relu/Clip: compute in float then. */
   bool storage = (e->flags & EXF_STORAGE) && same &&
+                 !quill_op_attr(op, "activation") &&
                  (!e->storage_ok || e->storage_ok(op));
   return !storage;
 }
