@@ -107,6 +107,20 @@ static void name_value(onnx_exporter *ex, const quill_value *v,
     ex_pmap_put(ex, &ex->value_names, v, (void *)name);
 }
 
+/* If v is a quantized constant whose first use is a dequantize with a
+ * name, that name (sanitised), else NULL. */
+static const char *quantized_input_of(onnx_exporter *ex, const quill_value *v) {
+  quill_op *def = quill_value_def(v);
+  quill_use *u = quill_value_first_use(v);
+  if (!def || quill_op_opcode(def) != QUILL_OP_CONSTANT || !u ||
+      !quill_type_is_quant(quill_type_elem(quill_value_type(v))))
+    return NULL;
+  quill_op *user = quill_use_user(u);
+  if (quill_op_opcode(user) != QUILL_OP_DEQUANTIZE)
+    return NULL;
+  return usable_name(ex, quill_op_result(user, 0));
+}
+
 static void assign_names(onnx_exporter *ex) {
   const quill_graph *g = ex->graph;
   unsigned na = quill_graph_num_args(g);
@@ -143,9 +157,15 @@ static void assign_names(onnx_exporter *ex) {
       do
         n = ex_printf(ex, "%llu", next++);
       while (n && ex_smap_get(&ex->taken, n));
-      if (n)
+      /* An unnamed quantized constant that feeds a named dequantize is
+       * named after it, as ONNX QDQ tools do ("<dq>_quantized"); it still
+       * takes its number, so later values are numbered as printed. */
+      const char *dq = quantized_input_of(ex, r);
+      if (dq)
+        n = ex_printf(ex, "%s_quantized", dq);
+      else if (n)
         reserve(ex, n);
-      name_value(ex, r, n);
+      name_value(ex, r, dq ? ex_fresh(ex, n) : n);
     }
   }
 }

@@ -20,7 +20,8 @@
  * values' names (an imported model's tensor names come back unchanged;
  * control characters become '_', duplicates get _1, _2...); unnamed values
  * are numbered as the .qir printer numbers them (%0 -> "0", an unnamed
- * argument #1 -> "arg1"). Node names are the ops' location names (made
+ * argument #1 -> "arg1"), except that an unnamed quantized constant
+ * feeding a dequantize %w is named "w_quantized". Node names are the ops' location names (made
  * unique with "#2", "#3"...), or "<mnemonic>_<index>" for ops without one.
  *
  * Problems (an op without an ONNX counterpart, a type ONNX cannot hold, an
