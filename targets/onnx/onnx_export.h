@@ -21,8 +21,9 @@
  * control characters become '_', duplicates get _1, _2...); unnamed values
  * are numbered as the .qir printer numbers them (%0 -> "0", an unnamed
  * argument #1 -> "arg1"), except that an unnamed quantized constant
- * feeding a dequantize %w is named "w_quantized". Node names are the ops' location names (made
- * unique with "#2", "#3"...), or "<mnemonic>_<index>" for ops without one.
+ * feeding a dequantize %w is named "w_quantized". Node names are the ops'
+ * location names (made unique with "#2", "#3"...), or "<mnemonic>_<index>"
+ * for ops without one.
  *
  * Problems (an op without an ONNX counterpart, a type ONNX cannot hold, an
  * attribute value ONNX cannot express) are reported as error diagnostics
