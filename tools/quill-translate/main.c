@@ -1,11 +1,17 @@
 /*
- * main.c - quill-translate: convert models from other formats to Quill IR.
+ * main.c - quill-translate: convert models between other formats and
+ * Quill IR.
  *
  *   quill-translate --import-onnx model.onnx [--input-shape x=1,3,8,8]...
- *                   [--base-dir DIR] [-o out.qir]
+ *                   [--base-dir DIR] [-o out.qir] [--export-onnx out.onnx]
+ *   quill-translate in.qir --export-onnx out.onnx [--graph NAME]
+ *                   [--opset N] [--no-value-info]
  *
- * Imports the model (frontends/onnx), which verifies the result, and prints
- * the IR to stdout or the -o file. Exit status 0 on success, 1 on any error
+ * The input is an ONNX model (frontends/onnx, which verifies the result)
+ * or a .qir file ("-" reads stdin), which is parsed and verified. Without
+ * --export-onnx the IR is printed to stdout or the -o file; with it the
+ * graph is written as an ONNX model (targets/onnx), and the IR is printed
+ * only if -o is given. Exit status 0 on success, 1 on any error
  * (diagnostics go to stderr), 2 on bad usage.
  */
 #include <stdio.h>
@@ -13,11 +19,14 @@
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
+#include "targets/onnx/onnx_export.h"
 
 static void usage(FILE *out) {
   fputs("usage: quill-translate --import-onnx MODEL.onnx [options]\n"
+        "       quill-translate INPUT.qir --export-onnx OUT.onnx [options]\n"
         "\n"
-        "Import a model into Quill IR and print it.\n"
+        "Import a model into Quill IR and print it, or export Quill IR as an\n"
+        "ONNX model.\n"
         "\n"
         "options:\n"
         "  --import-onnx FILE       import an ONNX model (protobuf)\n"
@@ -25,24 +34,99 @@ static void usage(FILE *out) {
         "                           symbolic dims); may be repeated\n"
         "  --base-dir DIR           directory for external tensor data\n"
         "                           (default: the model's directory)\n"
+        "  --export-onnx FILE       write the graph as an ONNX model\n"
+        "  --graph NAME             the graph to export (default: the only\n"
+        "                           one, or @main)\n"
+        "  --opset N                ONNX opset to write (13-17; default: the\n"
+        "                           lowest the graph needs)\n"
+        "  --no-value-info          omit value_info of intermediate values\n"
         "  -o FILE                  write the IR to FILE instead of stdout\n"
         "  --print-locs             also print file locations\n"
         "  -h, --help               show this help\n",
         out);
 }
 
+/* Read a whole file (or stdin for "-") into a malloc'ed buffer. */
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  bool err = ferror(f);
+  if (f != stdin)
+    fclose(f);
+  if (err) {
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static quill_module *load_qir(quill_context *ctx, const char *path) {
+  size_t len;
+  char *text = read_text(path, &len);
+  if (!text) {
+    fprintf(stderr, "quill-translate: cannot read '%s'\n", path);
+    return NULL;
+  }
+  quill_module *m = quill_parse_module(ctx, text, len,
+                                       strcmp(path, "-") ? path : "<stdin>", 0);
+  free(text);
+  if (m && quill_verify_module(m) != QUILL_OK) {
+    quill_module_destroy(m);
+    m = NULL;
+  }
+  return m;
+}
+
+/* The graph to export: --graph NAME, else the only graph, else @main. */
+static const quill_graph *pick_graph(quill_module *m, const char *name) {
+  if (name) {
+    quill_graph *g = quill_module_find_graph(m, name);
+    if (!g)
+      fprintf(stderr, "quill-translate: no graph named '%s'\n", name);
+    return g;
+  }
+  if (quill_module_num_graphs(m) == 1)
+    return quill_module_graph(m, 0);
+  quill_graph *g = quill_module_find_graph(m, "main");
+  if (!g)
+    fprintf(stderr, "quill-translate: the module has %u graphs; choose one "
+                    "with --graph NAME\n",
+            quill_module_num_graphs(m));
+  return g;
+}
+
 int main(int argc, char **argv) {
-  const char *model = NULL, *out_path = NULL, *base_dir = NULL;
+  const char *model = NULL, *qir = NULL, *out_path = NULL, *base_dir = NULL;
+  const char *export_path = NULL, *graph_name = NULL;
   const char **shapes = calloc((size_t)argc, sizeof *shapes);
   unsigned nshapes = 0;
   bool print_locs = false;
+  quill_onnx_export_options eo = {0, false};
   if (!shapes)
     return 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
     bool takes = !strcmp(a, "--import-onnx") || !strcmp(a, "--input-shape") ||
-                 !strcmp(a, "-o") || !strcmp(a, "--base-dir");
+                 !strcmp(a, "-o") || !strcmp(a, "--base-dir") ||
+                 !strcmp(a, "--export-onnx") || !strcmp(a, "--graph") ||
+                 !strcmp(a, "--opset");
     if (takes) {
       if (i + 1 >= argc) {
         fprintf(stderr, "quill-translate: %s needs a value\n", a);
@@ -55,6 +139,9 @@ int main(int argc, char **argv) {
       val = argv[i] + 14;
     } else if (!strncmp(a, "--import-onnx=", 14)) {
       a = "--import-onnx";
+      val = argv[i] + 14;
+    } else if (!strncmp(a, "--export-onnx=", 14)) {
+      a = "--export-onnx";
       val = argv[i] + 14;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -69,8 +156,24 @@ int main(int argc, char **argv) {
       out_path = val;
     } else if (!strcmp(a, "--base-dir")) {
       base_dir = val;
+    } else if (!strcmp(a, "--export-onnx")) {
+      export_path = val;
+    } else if (!strcmp(a, "--graph")) {
+      graph_name = val;
+    } else if (!strcmp(a, "--opset")) {
+      char *end;
+      eo.opset = strtoll(val, &end, 10);
+      if (!*val || *end || eo.opset <= 0) {
+        fprintf(stderr, "quill-translate: invalid --opset '%s'\n", val);
+        free(shapes);
+        return 2;
+      }
+    } else if (!strcmp(a, "--no-value-info")) {
+      eo.omit_value_info = true;
     } else if (!strcmp(a, "--print-locs")) {
       print_locs = true;
+    } else if ((a[0] != '-' || !strcmp(a, "-")) && !qir) {
+      qir = a;
     } else {
       fprintf(stderr, "quill-translate: unknown argument '%s'\n", a);
       usage(stderr);
@@ -78,9 +181,16 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!model) {
-    fprintf(stderr, "quill-translate: no input (use --import-onnx FILE)\n");
+  if (!model && !qir) {
+    fprintf(stderr, "quill-translate: no input (use --import-onnx FILE or "
+                    "give a .qir file)\n");
     usage(stderr);
+    free(shapes);
+    return 2;
+  }
+  if (model && qir) {
+    fprintf(stderr, "quill-translate: give either --import-onnx FILE or a "
+                    ".qir file, not both\n");
     free(shapes);
     return 2;
   }
@@ -90,21 +200,29 @@ int main(int argc, char **argv) {
     return 1;
   }
   quill_onnx_options opts = {shapes, nshapes, base_dir};
-  quill_module *m = quill_onnx_import_file(ctx, model, &opts);
-  int rc = 1;
-  if (m) {
+  quill_module *m = model ? quill_onnx_import_file(ctx, model, &opts)
+                          : load_qir(ctx, qir);
+  int rc = m ? 0 : 1;
+  if (m && export_path) {
+    const quill_graph *g = pick_graph(m, graph_name);
+    if (!g || quill_onnx_export_file(ctx, g, export_path, &eo) != QUILL_OK)
+      rc = 1;
+  }
+  if (m && rc == 0 && (!export_path || out_path)) {
     FILE *out = out_path ? fopen(out_path, "w") : stdout;
     if (!out) {
       perror(out_path);
+      rc = 1;
     } else {
       quill_print_options po = {print_locs};
-      if (quill_module_dump(m, out, &po) == QUILL_OK)
-        rc = 0;
+      if (quill_module_dump(m, out, &po) != QUILL_OK)
+        rc = 1;
       if (out != stdout && fclose(out) != 0)
         rc = 1;
     }
-    quill_module_destroy(m);
   }
+  if (m)
+    quill_module_destroy(m);
   quill_context_destroy(ctx);
   free(shapes);
   return rc;
