@@ -6,12 +6,15 @@
  *                   [--base-dir DIR] [-o out.qir] [--export-onnx out.onnx]
  *   quill-translate in.qir --export-onnx out.onnx [--graph NAME]
  *                   [--opset N] [--no-value-info]
+ *   quill-translate in.qir --export-tflite out.tflite [--allow-custom-ops]
+ *   quill-translate --dump-tflite model.tflite
  *
  * The input is an ONNX model (frontends/onnx, which verifies the result)
  * or a .qir file ("-" reads stdin), which is parsed and verified. Without
  * --export-onnx the IR is printed to stdout or the -o file; with it the
- * graph is written as an ONNX model (targets/onnx), and the IR is printed
- * only if -o is given. Exit status 0 on success, 1 on any error
+ * graph is written as an ONNX model (targets/onnx), with --export-tflite as
+ * a TFLite FlatBuffer (targets/tflite), and the IR is printed only if -o is
+ * given. --dump-tflite prints a summary of a .tflite file. Exit status 0 on success, 1 on any error
  * (diagnostics go to stderr), 2 on bad usage.
  */
 #include <stdio.h>
@@ -20,10 +23,13 @@
 
 #include "frontends/onnx/onnx.h"
 #include "targets/onnx/onnx_export.h"
+#include "targets/tflite/tflite_export.h"
 
 static void usage(FILE *out) {
   fputs("usage: quill-translate --import-onnx MODEL.onnx [options]\n"
         "       quill-translate INPUT.qir --export-onnx OUT.onnx [options]\n"
+        "       quill-translate INPUT.qir --export-tflite OUT.tflite [options]\n"
+        "       quill-translate --dump-tflite MODEL.tflite\n"
         "\n"
         "Import a model into Quill IR and print it, or export Quill IR as an\n"
         "ONNX model.\n"
@@ -40,6 +46,10 @@ static void usage(FILE *out) {
         "  --opset N                ONNX opset to write (13-17; default: the\n"
         "                           lowest the graph needs)\n"
         "  --no-value-info          omit value_info of intermediate values\n"
+        "  --export-tflite FILE     write the graph as a TFLite FlatBuffer\n"
+        "  --allow-custom-ops       write ops without a TFLite builtin as\n"
+        "                           custom ops 'quill.<op>' (else an error)\n"
+        "  --dump-tflite FILE       print a summary of a .tflite file\n"
         "  -o FILE                  write the IR to FILE instead of stdout\n"
         "  --print-locs             also print file locations\n"
         "  -h, --help               show this help\n",
@@ -93,6 +103,21 @@ static quill_module *load_qir(quill_context *ctx, const char *path) {
   return m;
 }
 
+/* --dump-tflite FILE: print the summary; exit status as main's. */
+static int dump_tflite(const char *path) {
+  size_t len;
+  char *data = read_text(path, &len);
+  if (!data) {
+    fprintf(stderr, "quill-translate: cannot read '%s'\n", path);
+    return 1;
+  }
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  int rc = ctx && quill_tflite_dump(ctx, data, len, stdout) == QUILL_OK ? 0 : 1;
+  quill_context_destroy(ctx);
+  free(data);
+  return rc;
+}
+
 /* The graph to export: --graph NAME, else the only graph, else @main. */
 static const quill_graph *pick_graph(quill_module *m, const char *name) {
   if (name) {
@@ -114,6 +139,8 @@ static const quill_graph *pick_graph(quill_module *m, const char *name) {
 int main(int argc, char **argv) {
   const char *model = NULL, *qir = NULL, *out_path = NULL, *base_dir = NULL;
   const char *export_path = NULL, *graph_name = NULL;
+  const char *tflite_path = NULL, *dump_path = NULL;
+  quill_tflite_export_options to = {false, 0};
   const char **shapes = calloc((size_t)argc, sizeof *shapes);
   unsigned nshapes = 0;
   bool print_locs = false;
@@ -126,7 +153,8 @@ int main(int argc, char **argv) {
     bool takes = !strcmp(a, "--import-onnx") || !strcmp(a, "--input-shape") ||
                  !strcmp(a, "-o") || !strcmp(a, "--base-dir") ||
                  !strcmp(a, "--export-onnx") || !strcmp(a, "--graph") ||
-                 !strcmp(a, "--opset");
+                 !strcmp(a, "--opset") || !strcmp(a, "--export-tflite") ||
+                 !strcmp(a, "--dump-tflite");
     if (takes) {
       if (i + 1 >= argc) {
         fprintf(stderr, "quill-translate: %s needs a value\n", a);
@@ -143,6 +171,9 @@ int main(int argc, char **argv) {
     } else if (!strncmp(a, "--export-onnx=", 14)) {
       a = "--export-onnx";
       val = argv[i] + 14;
+    } else if (!strncmp(a, "--export-tflite=", 16)) {
+      a = "--export-tflite";
+      val = argv[i] + 16;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
@@ -158,6 +189,12 @@ int main(int argc, char **argv) {
       base_dir = val;
     } else if (!strcmp(a, "--export-onnx")) {
       export_path = val;
+    } else if (!strcmp(a, "--export-tflite")) {
+      tflite_path = val;
+    } else if (!strcmp(a, "--dump-tflite")) {
+      dump_path = val;
+    } else if (!strcmp(a, "--allow-custom-ops")) {
+      to.allow_custom_ops = true;
     } else if (!strcmp(a, "--graph")) {
       graph_name = val;
     } else if (!strcmp(a, "--opset")) {
@@ -180,6 +217,15 @@ int main(int argc, char **argv) {
       free(shapes);
       return 2;
     }
+  }
+  if (dump_path) {
+    free(shapes);
+    if (model || qir || export_path || tflite_path) {
+      fprintf(stderr, "quill-translate: --dump-tflite takes no other input "
+                      "or output\n");
+      return 2;
+    }
+    return dump_tflite(dump_path);
   }
   if (!model && !qir) {
     fprintf(stderr, "quill-translate: no input (use --import-onnx FILE or "
@@ -208,7 +254,12 @@ int main(int argc, char **argv) {
     if (!g || quill_onnx_export_file(ctx, g, export_path, &eo) != QUILL_OK)
       rc = 1;
   }
-  if (m && rc == 0 && (!export_path || out_path)) {
+  if (m && rc == 0 && tflite_path) {
+    const quill_graph *g = pick_graph(m, graph_name);
+    if (!g || quill_tflite_export_file(ctx, g, tflite_path, &to) != QUILL_OK)
+      rc = 1;
+  }
+  if (m && rc == 0 && ((!export_path && !tflite_path) || out_path)) {
     FILE *out = out_path ? fopen(out_path, "w") : stdout;
     if (!out) {
       perror(out_path);

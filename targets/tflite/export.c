@@ -1,0 +1,942 @@
+/*
+ * export.c - the TFLite exporter's driver: arena and maps, diagnostics,
+ * tensors and ops of the lowered model, effective operands (QDQ folding
+ * and aliases), and the export entry points.
+ *
+ *   quill_tflite_export_buffer(g)
+ *     1. fold: a float op with an int8 builtin whose operands all come
+ *        from `dequantize` of int8/int32 values and whose result is used
+ *        only by `quantize` ops of one type is written as the int8 op on
+ *        the dequantize inputs and the quantize result; those dequantize
+ *        (when no other op needs them) and quantize ops write nothing.
+ *        An `identity` that is not a graph output aliases its operand.
+ *     2. layout (layout.c): NCHW or NHWC per value
+ *     3. graph arguments become the subgraph's input tensors
+ *     4. ops in program order through tx_table (op_table.c); problems
+ *        are reported op by op, the export fails at the end
+ *     5. size check (2 GB), operator versions, serialization (writer.c)
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "targets/tflite/export_impl.h"
+
+/* ---- arena ------------------------------------------------------------------------ */
+
+struct tx_chunk {
+  tx_chunk *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+};
+
+void *tx_alloc(tflite_exporter *ex, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  if (size == 0)
+    size = 16;
+  tx_chunk *c = ex->arena;
+  if (!c || c->size - c->used < size) {
+    size_t want = size > 65536 ? size : 65536;
+    c = quill_alloc(ex->ctx, sizeof *c + want);
+    if (!c) {
+      ex->nomem = true;
+      return NULL;
+    }
+    c->size = want;
+    c->used = 0;
+    c->next = ex->arena;
+    ex->arena = c;
+  }
+  void *p = c->data + c->used;
+  c->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+static void arena_free(tflite_exporter *ex) {
+  for (tx_chunk *c = ex->arena, *n; c; c = n) {
+    n = c->next;
+    quill_free(ex->ctx, c, sizeof *c + c->size);
+  }
+  ex->arena = NULL;
+}
+
+char *tx_strdup(tflite_exporter *ex, const char *s) {
+  size_t n = strlen(s);
+  char *d = tx_alloc(ex, n + 1);
+  if (d)
+    memcpy(d, s, n + 1);
+  return d;
+}
+
+char *tx_printf(tflite_exporter *ex, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return NULL;
+  char *s = tx_alloc(ex, (size_t)n + 1);
+  if (s) {
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+/* ---- maps (open addressing; keys are pointers or strings) --------------------------- */
+
+static size_t hash_ptr(const void *p) {
+  uintptr_t x = (uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static size_t hash_str(const char *s) {
+  size_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static tx_map_slot *find(const tx_map *m, const void *key, bool str) {
+  if (!m->cap)
+    return NULL;
+  size_t i = (str ? hash_str(key) : hash_ptr(key)) & (m->cap - 1);
+  for (;; i = (i + 1) & (m->cap - 1)) {
+    tx_map_slot *s = &m->slots[i];
+    if (!s->key || (str ? !strcmp(s->key, key) : s->key == key))
+      return s;
+  }
+}
+
+static void put(tflite_exporter *ex, tx_map *m, const void *key, void *val,
+                bool str) {
+  if ((m->count + 1) * 2 > m->cap) {
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    tx_map_slot *ns = tx_alloc(ex, ncap * sizeof *ns);
+    if (!ns)
+      return;
+    tx_map old = *m;
+    m->slots = ns;
+    m->cap = ncap;
+    m->count = 0;
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.slots[i].key)
+        put(ex, m, old.slots[i].key, old.slots[i].val, str);
+  }
+  tx_map_slot *s = find(m, key, str);
+  if (!s->key)
+    m->count++;
+  s->key = key;
+  s->val = val;
+}
+
+void *tx_map_get(const tx_map *m, const void *key) {
+  tx_map_slot *s = find(m, key, false);
+  return s && s->key ? s->val : NULL;
+}
+void tx_map_put(tflite_exporter *ex, tx_map *m, const void *key, void *val) {
+  put(ex, m, key, val, false);
+}
+void *tx_smap_get(const tx_map *m, const char *key) {
+  tx_map_slot *s = find(m, key, true);
+  return s && s->key ? s->val : NULL;
+}
+void tx_smap_put(tflite_exporter *ex, tx_map *m, const char *key, void *val) {
+  put(ex, m, key, val, true);
+}
+
+/* Grow an array of `esz`-byte elements to hold n + 1. */
+static bool grow(tflite_exporter *ex, void **arr, size_t *cap, size_t n,
+                 size_t esz) {
+  if (n < *cap)
+    return true;
+  size_t ncap = *cap ? *cap * 2 : 64;
+  void *na = quill_realloc(ex->ctx, *arr, *cap * esz, ncap * esz);
+  if (!na) {
+    ex->nomem = true;
+    return false;
+  }
+  *arr = na;
+  *cap = ncap;
+  return true;
+}
+
+/* ---- diagnostics ---------------------------------------------------------------------- */
+
+quill_status tx_error(tflite_exporter *ex, const quill_op *op,
+                      const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ex->errors++;
+  return quill_error(ex->ctx, quill_op_loc(op),
+                     "op '%s' cannot be exported to TFLite: %s",
+                     quill_op_name(op), msg);
+}
+
+quill_status tx_spec_error(tflite_exporter *ex, const quill_op *op,
+                           const char *rule, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ex->errors++;
+  return quill_error(ex->ctx, quill_op_loc(op),
+                     "op '%s' breaks the TFLite int8 spec: %s: %s",
+                     quill_op_name(op), rule, msg);
+}
+
+void tx_warning(tflite_exporter *ex, const quill_op *op, const char *fmt,
+                ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  quill_diag_emitv(ex->ctx, quill_op_loc(op), QUILL_DIAG_WARNING, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+int tx_tensor_type(const quill_type *elem) {
+  if (quill_type_is_quant(elem))
+    elem = quill_type_quant_storage(elem);
+  switch (quill_type_kind_of(elem)) {
+  case QUILL_TYPE_F32: return TFL_FLOAT32;
+  case QUILL_TYPE_F16: return TFL_FLOAT16;
+  case QUILL_TYPE_BF16: return TFL_BFLOAT16;
+  case QUILL_TYPE_F64: return TFL_FLOAT64;
+  case QUILL_TYPE_BOOL: return TFL_BOOL;
+  case QUILL_TYPE_I4: return TFL_INT4;
+  case QUILL_TYPE_I8: return TFL_INT8;
+  case QUILL_TYPE_I16: return TFL_INT16;
+  case QUILL_TYPE_I32: return TFL_INT32;
+  case QUILL_TYPE_I64: return TFL_INT64;
+  case QUILL_TYPE_U8: return TFL_UINT8;
+  case QUILL_TYPE_U16: return TFL_UINT16;
+  case QUILL_TYPE_U32: return TFL_UINT32;
+  case QUILL_TYPE_U64: return TFL_UINT64;
+  default: return -1;
+  }
+}
+
+/* A unique tensor name from base (sanitised: control characters -> '_'). */
+static const char *unique_name(tflite_exporter *ex, const char *base) {
+  char *b = tx_strdup(ex, base && *base ? base : "t");
+  if (!b)
+    return NULL;
+  for (char *c = b; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '_';
+  const char *n = b;
+  for (unsigned long k = 1; n && tx_smap_get(&ex->names, n); k++)
+    n = tx_printf(ex, "%s_%lu", b, k);
+  if (n)
+    tx_smap_put(ex, &ex->names, n, (void *)n);
+  return n;
+}
+
+int32_t tx_tensor_new(tflite_exporter *ex, const char *base, int type,
+                      unsigned rank, const int64_t *dims) {
+  if (!grow(ex, (void **)&ex->tensors, &ex->tensors_cap, ex->ntensors,
+            sizeof *ex->tensors))
+    return -1;
+  tx_tensor *t = &ex->tensors[ex->ntensors];
+  memset(t, 0, sizeof *t);
+  t->name = unique_name(ex, base);
+  t->type = (int8_t)type;
+  t->rank = rank;
+  t->shape = tx_alloc(ex, (rank ? rank : 1) * sizeof *t->shape);
+  if (!t->name || !t->shape)
+    return -1;
+  for (unsigned i = 0; i < rank; i++)
+    t->shape[i] = dims[i] < 0 ? -1 : (int32_t)dims[i];
+  return (int32_t)ex->ntensors++;
+}
+
+int32_t tx_const(tflite_exporter *ex, const char *base, int type,
+                 unsigned rank, const int64_t *dims, const void *data,
+                 size_t size, bool copy) {
+  int32_t t = tx_tensor_new(ex, base, type, rank, dims);
+  if (t < 0)
+    return -1;
+  if (copy && size) {
+    void *d = tx_alloc(ex, size);
+    if (!d)
+      return -1;
+    memcpy(d, data, size);
+    data = d;
+  }
+  if (ex->nbuffers == 0) { /* buffers[0]: the empty sentinel */
+    if (!grow(ex, (void **)&ex->buffers, &ex->buffers_cap, 0,
+              sizeof *ex->buffers))
+      return -1;
+    ex->buffers[0].data = NULL;
+    ex->buffers[0].size = 0;
+    ex->nbuffers = 1;
+  }
+  if (!grow(ex, (void **)&ex->buffers, &ex->buffers_cap, ex->nbuffers,
+            sizeof *ex->buffers))
+    return -1;
+  ex->buffers[ex->nbuffers].data = data;
+  ex->buffers[ex->nbuffers].size = size;
+  ex->data_bytes += size;
+  ex->tensors[t].buffer = (uint32_t)ex->nbuffers++;
+  return t;
+}
+
+int32_t tx_const_i32(tflite_exporter *ex, const char *base, size_t n,
+                     const int32_t *v) {
+  int64_t d = (int64_t)n;
+  return tx_const(ex, base, TFL_INT32, 1, &d, v, n * 4, true);
+}
+
+int32_t tx_const_f32_scalar(tflite_exporter *ex, const char *base, float v) {
+  return tx_const(ex, base, TFL_FLOAT32, 0, NULL, &v, 4, true);
+}
+
+void tx_tensor_set_quant(tflite_exporter *ex, int32_t t, const quill_type *q,
+                         int32_t qdim) {
+  if (t < 0 || !quill_type_is_quant(q))
+    return;
+  tx_tensor *tt = &ex->tensors[t];
+  size_t n = quill_type_quant_num_params(q);
+  tt->scale = tx_alloc(ex, n * sizeof *tt->scale);
+  tt->zero_point = tx_alloc(ex, n * sizeof *tt->zero_point);
+  if (!tt->scale || !tt->zero_point)
+    return;
+  const double *s = quill_type_quant_scales(q);
+  const int64_t *z = quill_type_quant_zero_points(q);
+  for (size_t i = 0; i < n; i++) {
+    tt->scale[i] = tx_scale_f32(s[i]);
+    tt->zero_point[i] = z[i];
+  }
+  tt->nq = (unsigned)n;
+  tt->qdim = quill_type_quant_axis_of(q) >= 0 ? qdim : 0;
+}
+
+/* ---- ops ---------------------------------------------------------------------------------- */
+
+tx_op *tx_emit(tflite_exporter *ex, int32_t builtin, unsigned nin,
+               const int32_t *ins, unsigned nout, const int32_t *outs) {
+  for (unsigned i = 0; i < nout; i++)
+    if (outs[i] < 0)
+      return NULL;
+  for (unsigned i = 0; i < nin; i++)
+    if (ins[i] < -1)
+      return NULL;
+  if (!grow(ex, (void **)&ex->ops, &ex->ops_cap, ex->nops, sizeof *ex->ops))
+    return NULL;
+  tx_op *o = &ex->ops[ex->nops];
+  memset(o, 0, sizeof *o);
+  o->builtin = builtin;
+  o->src = ex->op;
+  o->inputs = tx_alloc(ex, (nin ? nin : 1) * sizeof *o->inputs);
+  o->outputs = tx_alloc(ex, (nout ? nout : 1) * sizeof *o->outputs);
+  if (!o->inputs || !o->outputs)
+    return NULL;
+  memcpy(o->inputs, ins, nin * sizeof *ins);
+  memcpy(o->outputs, outs, nout * sizeof *outs);
+  o->nin = nin;
+  o->nout = nout;
+  ex->nops++;
+  return o;
+}
+
+static tx_opt *new_opt(tflite_exporter *ex, tx_op *o) {
+  if (!o)
+    return NULL;
+  if (o->nopts == o->opts_cap) {
+    unsigned ncap = o->opts_cap ? o->opts_cap * 2 : 8;
+    tx_opt *n = tx_alloc(ex, ncap * sizeof *n);
+    if (!n)
+      return NULL;
+    if (o->nopts)
+      memcpy(n, o->opts, o->nopts * sizeof *n);
+    o->opts = n;
+    o->opts_cap = ncap;
+  }
+  tx_opt *p = &o->opts[o->nopts++];
+  memset(p, 0, sizeof *p);
+  return p;
+}
+
+void tx_opt_int(tflite_exporter *ex, tx_op *o, unsigned id, uint8_t kind,
+                int64_t v, int64_t dflt) {
+  tx_opt *p = new_opt(ex, o);
+  if (p) {
+    p->id = (uint16_t)id;
+    p->kind = kind;
+    p->i = v;
+    p->dflt_i = dflt;
+  }
+}
+
+void tx_opt_f32(tflite_exporter *ex, tx_op *o, unsigned id, float v,
+                float dflt) {
+  tx_opt *p = new_opt(ex, o);
+  if (p) {
+    p->id = (uint16_t)id;
+    p->kind = TXO_F32;
+    p->f = v;
+    p->dflt_f = dflt;
+  }
+}
+
+void tx_opt_vec(tflite_exporter *ex, tx_op *o, unsigned id, size_t n,
+                const int32_t *v) {
+  tx_opt *p = new_opt(ex, o);
+  int32_t *copy = tx_alloc(ex, (n ? n : 1) * sizeof *copy);
+  if (p && copy) {
+    memcpy(copy, v, n * sizeof *v);
+    p->id = (uint16_t)id;
+    p->kind = TXO_VEC_I32;
+    p->vec = copy;
+    p->nvec = n;
+  }
+}
+
+/* ---- values --------------------------------------------------------------------------------- */
+
+tx_vinfo *tx_info(tflite_exporter *ex, const quill_value *v) {
+  tx_vinfo *vi = tx_map_get(&ex->vinfo, v);
+  if (vi)
+    return vi;
+  vi = tx_alloc(ex, sizeof *vi);
+  if (!vi)
+    return NULL;
+  vi->index = ex->nvalues++;
+  vi->tensor[0] = vi->tensor[1] = -1;
+  tx_map_put(ex, &ex->vinfo, v, vi);
+  return vi;
+}
+
+tx_opinfo *tx_op_info(tflite_exporter *ex, const quill_op *op) {
+  tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+  if (oi)
+    return oi;
+  oi = tx_alloc(ex, sizeof *oi);
+  if (oi)
+    tx_map_put(ex, &ex->opinfo, op, oi);
+  return oi;
+}
+
+const quill_value *tx_resolve(tflite_exporter *ex, const quill_value *v) {
+  for (int guard = 0; v && guard < 1000; guard++) {
+    tx_vinfo *vi = tx_map_get(&ex->vinfo, v);
+    if (!vi || !vi->alias)
+      return v;
+    v = vi->alias;
+  }
+  return v;
+}
+
+const quill_value *tx_ein(tflite_exporter *ex, const quill_op *op,
+                          unsigned i) {
+  tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+  if (oi && oi->folded)
+    return tx_resolve(ex, oi->ein[i]);
+  return tx_resolve(ex, quill_op_operand(op, i));
+}
+
+const quill_value *tx_eout(tflite_exporter *ex, const quill_op *op,
+                           unsigned i) {
+  tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+  if (oi && oi->folded && i == 0)
+    return oi->eout;
+  return quill_op_result(op, i);
+}
+
+quill_type *tx_in_type(tflite_exporter *ex, const quill_op *op, unsigned i) {
+  return quill_value_type(tx_ein(ex, op, i));
+}
+
+quill_type *tx_out_type(tflite_exporter *ex, const quill_op *op, unsigned i) {
+  return quill_value_type(tx_eout(ex, op, i));
+}
+
+int tx_layout_of(tflite_exporter *ex, const quill_value *v) {
+  v = tx_resolve(ex, v);
+  if (quill_type_rank(quill_value_type(v)) != 4)
+    return TX_NATIVE;
+  tx_vinfo *vi = tx_info(ex, v);
+  return vi ? vi->layout : TX_NATIVE;
+}
+
+/* A base name for the tensor of value v. */
+static const char *value_base(tflite_exporter *ex, const quill_value *v) {
+  const char *n = quill_value_name(v);
+  if (n && *n)
+    return n;
+  quill_op *def = quill_value_def(v);
+  if (def) {
+    quill_loc l = quill_op_loc(def);
+    if (l.name && quill_op_num_results(def) == 1)
+      return l.name;
+    return tx_printf(ex, "%s_%u", quill_op_name(def), quill_op_id(def));
+  }
+  return tx_printf(ex, "arg%u", quill_value_index(v));
+}
+
+/* A constant value's tensor in a layout (data permuted for NHWC). */
+static int32_t const_tensor(tflite_exporter *ex, const quill_value *v,
+                            const quill_attr *a, int layout) {
+  quill_type *t = quill_value_type(v);
+  quill_type *elem = quill_type_elem(t);
+  int type = tx_tensor_type(elem);
+  if (type < 0) {
+    tx_error(ex, quill_value_def(v), "element type has no TFLite tensor type");
+    return -1;
+  }
+  unsigned rank = quill_type_rank(t);
+  const int64_t *dims = quill_type_dims(t);
+  int64_t pd[QUILL_MAX_RANK];
+  tx_phys_dims(rank, dims, layout, pd);
+  const void *data = quill_attr_dense_data(a);
+  size_t size = quill_attr_dense_size(a);
+  bool copy = false;
+  if (layout == TX_NHWC && rank == 4) {
+    void *d = tx_alloc(ex, size);
+    if (!d)
+      return -1;
+    static const int perm[4] = {0, 2, 3, 1};
+    tx_transpose_data(data, dims, 4, perm, quill_type_elem_bytes(elem), d);
+    data = d;
+  }
+  int32_t tt = tx_const(ex, value_base(ex, v), type, rank, pd, data, size,
+                        copy);
+  if (quill_type_is_quant(elem) && tt >= 0) {
+    int32_t ax = quill_type_quant_axis_of(elem);
+    tx_tensor_set_quant(ex, tt, elem,
+                        ax >= 0 ? tx_phys_axis(rank, ax, layout) : 0);
+  }
+  return tt;
+}
+
+/* The tensor of a non-constant value in its own layout (made on first
+ * request: graph arguments and op results). */
+static int32_t own_tensor(tflite_exporter *ex, const quill_value *v) {
+  tx_vinfo *vi = tx_info(ex, v);
+  if (!vi)
+    return -1;
+  int layout = tx_layout_of(ex, v);
+  if (vi->tensor[layout] >= 0)
+    return vi->tensor[layout];
+  quill_type *t = quill_value_type(v);
+  quill_type *elem = quill_type_elem(t);
+  int type = tx_tensor_type(elem);
+  const quill_op *at = quill_value_def(v) ? quill_value_def(v) : ex->op;
+  if (type < 0) {
+    if (at)
+      tx_error(ex, at, "element type has no TFLite tensor type");
+    return -1;
+  }
+  unsigned rank = quill_type_rank(t);
+  int64_t pd[QUILL_MAX_RANK];
+  tx_phys_dims(rank, quill_type_dims(t), layout, pd);
+  int32_t tt = tx_tensor_new(ex, value_base(ex, v), type, rank, pd);
+  if (tt >= 0 && quill_type_is_quant(elem)) {
+    int32_t ax = quill_type_quant_axis_of(elem);
+    tx_tensor_set_quant(ex, tt, elem,
+                        ax >= 0 ? tx_phys_axis(rank, ax, layout) : 0);
+  }
+  vi->tensor[layout] = tt;
+  return tt;
+}
+
+int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want) {
+  v = tx_resolve(ex, v);
+  tx_vinfo *vi = tx_info(ex, v);
+  if (!vi)
+    return -1;
+  unsigned rank = quill_type_rank(quill_value_type(v));
+  if (want == TX_ANY || rank != 4)
+    want = rank == 4 ? vi->layout : TX_NATIVE;
+  if (vi->tensor[want] >= 0)
+    return vi->tensor[want];
+  const quill_attr *a = quill_value_constant(v);
+  if (a) {
+    vi->tensor[want] = const_tensor(ex, v, a, want);
+    return vi->tensor[want];
+  }
+  int32_t own = own_tensor(ex, v);
+  if (own < 0 || want == vi->layout)
+    return own;
+  /* Needed in the other layout: a runtime TRANSPOSE. */
+  if (!vi->warned && ex->op) {
+    vi->warned = true;
+    tx_warning(ex, ex->op,
+               "value '%s' is needed in both NCHW and NHWC layouts: a "
+               "TRANSPOSE is inserted",
+               ex->tensors[own].name);
+  }
+  quill_type *t = quill_value_type(v);
+  int64_t pd[4];
+  tx_phys_dims(4, quill_type_dims(t), want, pd);
+  int32_t tt = tx_tensor_new(ex, tx_printf(ex, "%s_%s", ex->tensors[own].name,
+                                           want == TX_NHWC ? "nhwc" : "nchw"),
+                             ex->tensors[own].type, 4, pd);
+  quill_type *elem = quill_type_elem(t);
+  if (tt >= 0 && quill_type_is_quant(elem)) {
+    int32_t ax = quill_type_quant_axis_of(elem);
+    tx_tensor_set_quant(ex, tt, elem, ax >= 0 ? tx_phys_axis(4, ax, want) : 0);
+  }
+  /* NHWC from NCHW: perm [0,2,3,1]; NCHW from NHWC: [0,3,1,2]. */
+  int32_t perm[4] = {0, 2, 3, 1};
+  if (want == TX_NATIVE) {
+    perm[1] = 3;
+    perm[2] = 1;
+    perm[3] = 2;
+  }
+  int32_t pt = tx_const_i32(ex, tx_printf(ex, "%s_perm", ex->tensors[own].name),
+                            4, perm);
+  int32_t ins[2] = {own, pt};
+  tx_op *o = tx_emit(ex, TFL_OP_TRANSPOSE, 2, ins, 1, &tt);
+  if (o)
+    o->opt_type = TFL_OPT_TransposeOptions;
+  vi->tensor[want] = tt;
+  return tt;
+}
+
+int32_t tx_in(tflite_exporter *ex, const quill_op *op, unsigned i, int want) {
+  return tx_value(ex, tx_ein(ex, op, i), want);
+}
+
+int32_t tx_out(tflite_exporter *ex, const quill_op *op, unsigned i) {
+  return own_tensor(ex, tx_resolve(ex, tx_eout(ex, op, i)));
+}
+
+const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
+                              unsigned i) {
+  const quill_value *v = tx_ein(ex, op, i);
+  const quill_attr *a = quill_value_constant(v);
+  quill_op *d = quill_value_def(v);
+  if (a || !d || quill_op_opcode(d) != QUILL_OP_DEQUANTIZE)
+    return a;
+  /* dequantize(constant) feeding an op that is not folded: dequantize at
+   * compile time (a float constant). */
+  const quill_attr *q = quill_value_constant(quill_op_operand(d, 0));
+  if (!q)
+    return NULL;
+  quill_type *qt = quill_attr_dense_type(q), *qe = quill_type_elem(qt);
+  if (!quill_type_is_quant(qe))
+    return NULL;
+  size_t n = (size_t)quill_type_num_elements(qt);
+  float *f = tx_alloc(ex, (n ? n : 1) * sizeof *f);
+  if (!f)
+    return NULL;
+  int32_t ax = quill_type_quant_axis_of(qe);
+  size_t inner = 1, len = 1;
+  if (ax >= 0) {
+    len = (size_t)quill_type_dim(qt, (unsigned)ax);
+    for (unsigned k = (unsigned)ax + 1; k < quill_type_rank(qt); k++)
+      inner *= (size_t)quill_type_dim(qt, k);
+  }
+  for (size_t k = 0; k < n; k++) {
+    size_t c = ax >= 0 ? (k / inner) % len : 0;
+    f[k] = (float)(((double)quill_attr_dense_get_i64(q, k) -
+                    (double)quill_type_quant_zero_points(qe)[c]) *
+                   quill_type_quant_scales(qe)[c]);
+  }
+  quill_type *ft = quill_type_with_elem(
+      ex->ctx, qt, quill_type_scalar(ex->ctx, QUILL_TYPE_F32));
+  a = ft ? quill_attr_dense(ex->ctx, ft, f, n * sizeof *f) : NULL;
+  if (!a)
+    ex->nomem = true;
+  return a;
+}
+
+/* ---- analysis: QDQ folding and aliases --------------------------------------------------------- */
+
+static bool is_return_use(const quill_value *v) {
+  for (quill_use *u = quill_value_first_use(v); u; u = quill_use_next(u))
+    if (quill_op_opcode(quill_use_user(u)) == QUILL_OP_RETURN)
+      return true;
+  return false;
+}
+
+/* The quantized value a dequantize feeding `v` reads, if v = dequantize(q)
+ * with q of int8 or int32 storage. */
+static const quill_value *dq_source(const quill_value *v) {
+  quill_op *d = quill_value_def(v);
+  if (!d || quill_op_opcode(d) != QUILL_OP_DEQUANTIZE)
+    return NULL;
+  quill_value *q = quill_op_operand(d, 0);
+  quill_type *e = quill_type_elem(quill_value_type(q));
+  if (!quill_type_is_quant(e))
+    return NULL;
+  quill_type_kind k = quill_type_kind_of(quill_type_quant_storage(e));
+  return k == QUILL_TYPE_I8 || k == QUILL_TYPE_I32 ? q : NULL;
+}
+
+static void try_fold(tflite_exporter *ex, quill_op *op) {
+  quill_opcode opc = quill_op_opcode(op);
+  if (!tx_table[opc].int8 || quill_op_num_results(op) != 1)
+    return;
+  quill_value *r = quill_op_result(op, 0);
+  if (!quill_type_is_float(quill_type_elem(quill_value_type(r))))
+    return;
+  unsigned n = quill_op_num_operands(op);
+  const quill_value **ein = tx_alloc(ex, (n ? n : 1) * sizeof *ein);
+  if (!ein)
+    return;
+  for (unsigned i = 0; i < n; i++) {
+    ein[i] = dq_source(quill_op_operand(op, i));
+    if (!ein[i])
+      return;
+    quill_type_kind k = quill_type_kind_of(
+        quill_type_quant_storage(quill_type_elem(quill_value_type(ein[i]))));
+    if (k == QUILL_TYPE_I32 && i != 2) /* only a bias may be int32 */
+      return;
+  }
+  const quill_value *first = NULL;
+  quill_type *qt = NULL;
+  for (quill_use *u = quill_value_first_use(r); u; u = quill_use_next(u)) {
+    quill_op *q = quill_use_user(u);
+    if (quill_op_opcode(q) != QUILL_OP_QUANTIZE)
+      return;
+    quill_type *t = quill_value_type(quill_op_result(q, 0));
+    quill_type *e = quill_type_elem(t);
+    if (quill_type_kind_of(quill_type_quant_storage(e)) != QUILL_TYPE_I8 ||
+        (qt && t != qt))
+      return;
+    qt = t;
+    if (!first)
+      first = quill_op_result(q, 0);
+  }
+  if (!first)
+    return;
+  tx_opinfo *oi = tx_op_info(ex, op);
+  if (!oi)
+    return;
+  oi->folded = true;
+  oi->ein = ein;
+  oi->eout = first;
+  for (quill_use *u = quill_value_first_use(r); u; u = quill_use_next(u)) {
+    quill_op *q = quill_use_user(u);
+    tx_opinfo *qi = tx_op_info(ex, q);
+    if (qi)
+      qi->skip = true;
+    if (quill_op_result(q, 0) != first) {
+      tx_vinfo *vi = tx_info(ex, quill_op_result(q, 0));
+      if (vi)
+        vi->alias = first;
+    }
+  }
+}
+
+static void analyze(tflite_exporter *ex) {
+  const quill_graph *g = ex->graph;
+  for (unsigned i = 0; i < quill_graph_num_args(g); i++)
+    tx_info(ex, quill_graph_arg(g, i));
+  QUILL_GRAPH_FOREACH(g, op) {
+    for (unsigned i = 0; i < quill_op_num_results(op); i++)
+      tx_info(ex, quill_op_result(op, i));
+    try_fold(ex, op);
+  }
+  QUILL_GRAPH_FOREACH(g, op) {
+    quill_opcode opc = quill_op_opcode(op);
+    if (opc == QUILL_OP_DEQUANTIZE) {
+      /* Needed only by folded ops: nothing to write. */
+      quill_value *r = quill_op_result(op, 0);
+      bool needed = !quill_value_has_uses(r);
+      for (quill_use *u = quill_value_first_use(r); u && !needed;
+           u = quill_use_next(u)) {
+        tx_opinfo *ui = tx_map_get(&ex->opinfo, quill_use_user(u));
+        needed = !ui || !ui->folded;
+      }
+      if (!needed) {
+        tx_opinfo *oi = tx_op_info(ex, op);
+        if (oi)
+          oi->skip = true;
+      }
+    } else if (opc == QUILL_OP_IDENTITY &&
+               !is_return_use(quill_op_result(op, 0))) {
+      tx_vinfo *vi = tx_info(ex, quill_op_result(op, 0));
+      tx_opinfo *oi = tx_op_info(ex, op);
+      if (vi && oi) {
+        vi->alias = quill_op_operand(op, 0);
+        oi->skip = true;
+      }
+    }
+  }
+}
+
+/* ---- driver ---------------------------------------------------------------------------------- */
+
+static void exporter_free(tflite_exporter *ex) {
+  quill_free(ex->ctx, ex->tensors, ex->tensors_cap * sizeof *ex->tensors);
+  quill_free(ex->ctx, ex->ops, ex->ops_cap * sizeof *ex->ops);
+  quill_free(ex->ctx, ex->buffers, ex->buffers_cap * sizeof *ex->buffers);
+  arena_free(ex);
+}
+
+/* An op without a writer: a CUSTOM op (allow_custom_ops) or an error. */
+static quill_status write_unsupported(tflite_exporter *ex, const quill_op *op) {
+  const char *why = NULL;
+  quill_tflite_export_op_excluded(quill_op_opcode(op), &why);
+  if (!ex->opts.allow_custom_ops) {
+    bool quant = false;
+    for (unsigned i = 0; i < quill_op_num_operands(op); i++)
+      quant |= quill_type_is_quant(
+          quill_type_elem(quill_value_type(quill_op_operand(op, i))));
+    const char *name = quill_op_loc(op).name;
+    if (quant)
+      return tx_error(ex, op,
+                      "no TFLite builtin (%s); keep it float with "
+                      "--keep-float=%s, or write it as a custom op "
+                      "'quill.%s' with --allow-custom-ops",
+                      why ? why : "not supported",
+                      name ? name : quill_op_name(op), quill_op_name(op));
+    return tx_error(ex, op,
+                    "no TFLite builtin (%s); write it as a custom op "
+                    "'quill.%s' with --allow-custom-ops",
+                    why ? why : "not supported", quill_op_name(op));
+  }
+  tx_warning(ex, op,
+             "op '%s' has no TFLite builtin: written as custom op 'quill.%s' "
+             "(the runtime needs a registered kernel for it)",
+             quill_op_name(op), quill_op_name(op));
+  unsigned no = quill_op_num_operands(op), nr = quill_op_num_results(op);
+  int32_t *ins = tx_alloc(ex, (no ? no : 1) * sizeof *ins);
+  int32_t *outs = tx_alloc(ex, (nr ? nr : 1) * sizeof *outs);
+  if (!ins || !outs)
+    return QUILL_ERR_NOMEM;
+  for (unsigned i = 0; i < no; i++)
+    ins[i] = tx_in(ex, op, i, TX_NATIVE);
+  for (unsigned i = 0; i < nr; i++)
+    outs[i] = tx_out(ex, op, i);
+  tx_op *o = tx_emit(ex, TFL_OP_CUSTOM, no, ins, nr, outs);
+  if (o)
+    o->custom_code = tx_printf(ex, "quill.%s", quill_op_name(op));
+  return o ? QUILL_OK : QUILL_ERR_NOMEM;
+}
+
+static quill_status lower(tflite_exporter *ex) {
+  const quill_graph *g = ex->graph;
+  analyze(ex);
+  if (ex->nomem)
+    return QUILL_ERR_NOMEM;
+  quill_status st = tx_layout_run(ex);
+  if (st)
+    return st;
+  unsigned na = quill_graph_num_args(g);
+  ex->inputs = tx_alloc(ex, (na ? na : 1) * sizeof *ex->inputs);
+  if (!ex->inputs)
+    return QUILL_ERR_NOMEM;
+  for (unsigned i = 0; i < na; i++) {
+    quill_value *a = quill_graph_arg(g, i);
+    ex->op = NULL;
+    int32_t t = own_tensor(ex, a);
+    if (t < 0) {
+      ex->errors++;
+      quill_error(ex->ctx, quill_graph_loc(g),
+                  "graph argument #%u cannot be a TFLite tensor", i);
+    }
+    ex->inputs[ex->ninputs++] = t;
+  }
+  QUILL_GRAPH_FOREACH(g, op) {
+    ex->op = op;
+    quill_opcode opc = quill_op_opcode(op);
+    if (opc == QUILL_OP_RETURN) {
+      unsigned n = quill_op_num_operands(op);
+      ex->outputs = tx_alloc(ex, (n ? n : 1) * sizeof *ex->outputs);
+      if (!ex->outputs)
+        return QUILL_ERR_NOMEM;
+      for (unsigned i = 0; i < n; i++)
+        ex->outputs[ex->noutputs++] =
+            tx_value(ex, quill_op_operand(op, i), TX_ANY);
+      continue;
+    }
+    tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+    if (oi && oi->skip)
+      continue;
+    size_t errors = ex->errors;
+    quill_status s = tx_table[opc].write ? tx_table[opc].write(ex, op)
+                                         : write_unsupported(ex, op);
+    if (ex->nomem || s == QUILL_ERR_NOMEM)
+      return QUILL_ERR_NOMEM;
+    if (s && ex->errors == errors) /* a failure without a diagnostic */
+      tx_error(ex, op, "internal error while writing it");
+  }
+  ex->op = NULL;
+  return ex->errors ? QUILL_ERR_INVALID : QUILL_OK;
+}
+
+quill_status quill_tflite_export_buffer(quill_context *ctx,
+                                        const quill_graph *g,
+                                        const quill_tflite_export_options *opts,
+                                        void **data, size_t *len) {
+  *data = NULL;
+  *len = 0;
+  tflite_exporter ex;
+  memset(&ex, 0, sizeof ex);
+  ex.ctx = ctx;
+  ex.graph = g;
+  if (opts)
+    ex.opts = *opts;
+  if (!ex.opts.max_size || ex.opts.max_size > QUILL_FB_MAX_SIZE)
+    ex.opts.max_size = QUILL_FB_MAX_SIZE;
+  quill_status st = lower(&ex);
+  if (st == QUILL_OK && ex.nomem)
+    st = QUILL_ERR_NOMEM;
+  if (st == QUILL_OK) {
+    /* The constant data alone must fit: FlatBuffers cannot address more
+     * than 2^31 - 1 bytes. */
+    size_t estimate = ex.data_bytes + 16 * ex.nbuffers + 256 * ex.ntensors +
+                      256 * ex.nops + 1024;
+    if (ex.data_bytes > ex.opts.max_size || estimate > ex.opts.max_size) {
+      quill_error(ctx, quill_graph_loc(g),
+                  "the model is too large for a TFLite FlatBuffer: %zu bytes "
+                  "of constant data (about %zu bytes in all), the limit is "
+                  "%zu bytes (2 GB); TFLite's external-buffer format for "
+                  "larger models is not supported",
+                  ex.data_bytes, estimate, ex.opts.max_size);
+      st = QUILL_ERR_UNSUPPORTED;
+    }
+  }
+  if (st == QUILL_OK) {
+    for (size_t i = 0; i < ex.nops; i++)
+      ex.ops[i].version = tx_op_version(&ex, &ex.ops[i]);
+    st = tx_write_model(&ex, data, len);
+    if (st == QUILL_ERR_UNSUPPORTED)
+      quill_error(ctx, quill_graph_loc(g),
+                  "the model is too large for a TFLite FlatBuffer: the "
+                  "limit is %zu bytes (2 GB)",
+                  ex.opts.max_size);
+  }
+  exporter_free(&ex);
+  return st;
+}
+
+quill_status quill_tflite_export_file(quill_context *ctx, const quill_graph *g,
+                                      const char *path,
+                                      const quill_tflite_export_options *opts) {
+  void *data;
+  size_t len;
+  quill_status st = quill_tflite_export_buffer(ctx, g, opts, &data, &len);
+  if (st)
+    return st;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                "cannot open for writing: %s", strerror(errno));
+    quill_free(ctx, data, len);
+    return QUILL_ERR_IO;
+  }
+  bool ok = fwrite(data, 1, len, f) == len;
+  ok &= fclose(f) == 0;
+  quill_free(ctx, data, len);
+  if (!ok) {
+    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot write the file");
+    return QUILL_ERR_IO;
+  }
+  return QUILL_OK;
+}

@@ -1,0 +1,205 @@
+/*
+ * layout.c - NCHW -> NHWC: the layout of every value, and the data
+ * permutations the writers need.
+ *
+ * Quill's 4-D activations are NCHW; TFLite's conv, pooling and resize
+ * kernels want NHWC. Layouts are decided per value, so that no TRANSPOSE
+ * runs inside the graph for the usual CNNs:
+ *
+ *   1. values joined by a layout-agnostic op (elementwise, concat, pad,
+ *      quantize/dequantize, reductions keeping dims...) share a group
+ *      (union-find over the effective operands and results, after QDQ
+ *      folding; constants never join: they are permuted per use);
+ *   2. a spatial op (conv2d, pooling, resize, depthwise) votes NHWC for
+ *      the group of its input and of its result; a 4-D softmax over the
+ *      channel axis does too (TFLite's softmax works on the last axis);
+ *   3. a group with a vote is NHWC, every other value stays as it is.
+ *
+ * Layout-fixed ops (reshape, flatten, matmul, transpose...) take their
+ * operand in whatever layout it has when that changes nothing (only size-1
+ * dims move: [N,C,1,1] is the same bytes in NCHW and NHWC), and otherwise
+ * ask for NCHW, which inserts a TRANSPOSE (tx_value, with a warning).
+ *
+ *   logical (Quill) dims  [N, C, H, W]
+ *   NHWC physical dims    [N, H, W, C]   phys[i] = logical[perm[i]],
+ *                                        perm = {0, 2, 3, 1}
+ */
+#include <string.h>
+
+#include "targets/tflite/export_impl.h"
+
+static const int nhwc_perm[4] = {0, 2, 3, 1};
+static const int nhwc_inv[4] = {0, 3, 1, 2}; /* logical axis -> physical */
+
+void tx_phys_dims(unsigned rank, const int64_t *dims, int layout,
+                  int64_t *out) {
+  for (unsigned i = 0; i < rank; i++)
+    out[i] = layout == TX_NHWC && rank == 4 ? dims[nhwc_perm[i]] : dims[i];
+}
+
+int tx_phys_axis(unsigned rank, int a, int layout) {
+  if (a < 0)
+    a += (int)rank;
+  return layout == TX_NHWC && rank == 4 ? nhwc_inv[a] : a;
+}
+
+bool tx_layout_neutral(unsigned rank, const int64_t *dims, int layout) {
+  if (layout != TX_NHWC || rank != 4)
+    return true;
+  int last = -1;
+  for (int i = 0; i < 4; i++) {
+    int a = nhwc_perm[i];
+    if (dims[a] == 1)
+      continue;
+    if (a < last)
+      return false;
+    last = a;
+  }
+  return true;
+}
+
+void tx_transpose_data(const void *in, const int64_t *dims, unsigned rank,
+                       const int *perm, size_t esz, void *out) {
+  int64_t stride[QUILL_MAX_RANK], odims[QUILL_MAX_RANK], idx[QUILL_MAX_RANK];
+  size_t total = 1;
+  for (unsigned i = rank; i-- > 0;) {
+    stride[i] = (int64_t)total;
+    total *= (size_t)dims[i];
+  }
+  for (unsigned i = 0; i < rank; i++) {
+    odims[i] = dims[perm[i]];
+    idx[i] = 0;
+  }
+  const unsigned char *src = in;
+  unsigned char *dst = out;
+  for (size_t o = 0; o < total; o++) {
+    int64_t off = 0;
+    for (unsigned i = 0; i < rank; i++)
+      off += idx[i] * stride[perm[i]];
+    memcpy(dst + o * esz, src + (size_t)off * esz, esz);
+    for (unsigned i = rank; i-- > 0;) {
+      if (++idx[i] < odims[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+/* ---- union-find ---------------------------------------------------------------- */
+
+typedef struct groups {
+  unsigned *parent;
+  bool *nhwc;
+} groups;
+
+static unsigned find_root(groups *g, unsigned i) {
+  while (g->parent[i] != i) {
+    g->parent[i] = g->parent[g->parent[i]];
+    i = g->parent[i];
+  }
+  return i;
+}
+
+static void unite(groups *g, unsigned a, unsigned b) {
+  a = find_root(g, a);
+  b = find_root(g, b);
+  if (a == b)
+    return;
+  g->parent[b] = a;
+  g->nhwc[a] |= g->nhwc[b];
+}
+
+/* A 4-D non-constant value takes part in layout decisions. */
+static bool layouted(const quill_value *v) {
+  return v && quill_type_rank(quill_value_type(v)) == 4 &&
+         !quill_value_constant(v);
+}
+
+static void vote(tflite_exporter *ex, groups *g, const quill_value *v) {
+  if (!layouted(v))
+    return;
+  tx_vinfo *vi = tx_info(ex, v);
+  if (vi)
+    g->nhwc[find_root(g, vi->index)] = true;
+}
+
+/* Join every 4-D effective operand and result of op into one group. */
+static void join_all(tflite_exporter *ex, groups *g, const quill_op *op) {
+  int first = -1;
+  unsigned no = quill_op_num_operands(op), nr = quill_op_num_results(op);
+  for (unsigned i = 0; i < no + nr; i++) {
+    const quill_value *v = i < no ? tx_ein(ex, op, i)
+                                  : tx_resolve(ex, tx_eout(ex, op, i - no));
+    if (!layouted(v))
+      continue;
+    tx_vinfo *vi = tx_info(ex, v);
+    if (!vi)
+      return;
+    if (first < 0)
+      first = (int)vi->index;
+    else
+      unite(g, (unsigned)first, vi->index);
+  }
+}
+
+static bool keeps_dims(const quill_op *op) {
+  return quill_op_attr_int(op, "keepdims", 1) != 0;
+}
+
+quill_status tx_layout_run(tflite_exporter *ex) {
+  unsigned n = ex->nvalues;
+  groups g;
+  g.parent = quill_alloc(ex->ctx, (n ? n : 1) * sizeof *g.parent);
+  g.nhwc = quill_calloc(ex->ctx, n ? n : 1, sizeof *g.nhwc);
+  if (!g.parent || !g.nhwc) {
+    quill_free(ex->ctx, g.parent, (n ? n : 1) * sizeof *g.parent);
+    quill_free(ex->ctx, g.nhwc, (n ? n : 1) * sizeof *g.nhwc);
+    return QUILL_ERR_NOMEM;
+  }
+  for (unsigned i = 0; i < n; i++)
+    g.parent[i] = i;
+  /* Joins first, then votes (a vote lands on the final root). */
+  for (int pass = 0; pass < 2; pass++) {
+    QUILL_GRAPH_FOREACH(ex->graph, op) {
+      tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+      if (oi && oi->skip)
+        continue;
+      quill_opcode opc = quill_op_opcode(op);
+      uint8_t cls = tx_table[opc].layout;
+      if ((opc == QUILL_OP_REDUCE_MEAN || opc == QUILL_OP_REDUCE_SUM ||
+           opc == QUILL_OP_REDUCE_MAX || opc == QUILL_OP_REDUCE_MIN) &&
+          !keeps_dims(op))
+        cls = TXL_NONE;
+      if (opc == QUILL_OP_SOFTMAX || opc == QUILL_OP_LOG_SOFTMAX) {
+        /* over the channels of a 4-D tensor: NHWC makes it the last axis */
+        int64_t axis = quill_op_attr_int(op, "axis", -1);
+        cls = TXL_NONE;
+        if (quill_type_rank(tx_in_type(ex, op, 0)) == 4 && axis == 1) {
+          if (pass == 1) {
+            vote(ex, &g, tx_ein(ex, op, 0));
+            vote(ex, &g, tx_resolve(ex, tx_eout(ex, op, 0)));
+          }
+          continue;
+        }
+      }
+      if (pass == 0 && cls == TXL_AGNOSTIC)
+        join_all(ex, &g, op);
+      if (pass == 1 && cls == TXL_SPATIAL) {
+        vote(ex, &g, tx_ein(ex, op, 0));
+        vote(ex, &g, tx_resolve(ex, tx_eout(ex, op, 0)));
+      }
+    }
+  }
+  for (size_t i = 0; i < ex->vinfo.cap; i++) {
+    tx_map_slot *s = &ex->vinfo.slots[i];
+    if (!s->key)
+      continue;
+    tx_vinfo *vi = s->val;
+    vi->layout = layouted(s->key) && g.nhwc[find_root(&g, vi->index)]
+                     ? TX_NHWC
+                     : TX_NATIVE;
+  }
+  quill_free(ex->ctx, g.parent, (n ? n : 1) * sizeof *g.parent);
+  quill_free(ex->ctx, g.nhwc, (n ? n : 1) * sizeof *g.nhwc);
+  return ex->nomem ? QUILL_ERR_NOMEM : QUILL_OK;
+}

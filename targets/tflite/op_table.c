@@ -1,0 +1,132 @@
+/*
+ * op_table.c - the opcode-indexed table from Quill ops to TFLite writers,
+ * and the documented list of ops that have no TFLite builtin.
+ *
+ * One row per opcode:
+ *
+ *   [QUILL_OP_ADD] = {tx_write_binary, "ADD", TXL_AGNOSTIC, true,
+ *                     TFL_OP_ADD, TFL_OPT_AddOptions},
+ *
+ *   write      the writer (ops_nn.c, ops_misc.c)
+ *   builtins   the TFLite builtin(s) written, for listings
+ *   layout     TXL_SPATIAL (NHWC operand 0 and result), TXL_AGNOSTIC (any
+ *              layout, one for operands and result), TXL_NONE (layout
+ *              fixed or decided by the writer)
+ *   int8       TFLite has an int8 kernel: the QDQ pattern around the float
+ *              op folds into it
+ *   builtin, opt_type   for the generic unary/binary writers
+ *
+ * A new op is one row here plus, if no generic writer fits, one writer
+ * function. An opcode without a writer must be listed in `excluded` with
+ * a reason; test/unit/test_tflite_export.c walks 0..QUILL_OP_COUNT.
+ */
+#include "targets/tflite/export_impl.h"
+
+#define SP TXL_SPATIAL
+#define AG TXL_AGNOSTIC
+#define NO TXL_NONE
+#define UNARY(name, int8) tx_write_unary, #name, AG, int8, TFL_OP_##name
+#define BINARY(name, opt, int8) tx_write_binary, #name, AG, int8, TFL_OP_##name, opt
+
+const tx_entry tx_table[QUILL_OP_COUNT] = {
+    /* structure */
+    [QUILL_OP_CONSTANT] = {tx_write_constant, "(constant tensor)", NO, false, 0, 0},
+    [QUILL_OP_IDENTITY] = {tx_write_identity, "RESHAPE (copy) or none", AG, true, 0, 0},
+    /* elementwise unary */
+    [QUILL_OP_RELU] = {tx_write_relu, "RELU", AG, true, 0, 0},
+    [QUILL_OP_LEAKY_RELU] = {tx_write_leaky_relu, "LEAKY_RELU", AG, true, 0, 0},
+    [QUILL_OP_CLIP] = {tx_write_clip, "RELU/RELU6/RELU_N1_TO_1/RELU_0_TO_1 or MAXIMUM+MINIMUM",
+                       AG, true, 0, 0},
+    [QUILL_OP_SIGMOID] = {UNARY(LOGISTIC, true), 0},
+    [QUILL_OP_TANH] = {UNARY(TANH, true), 0},
+    [QUILL_OP_HARD_SWISH] = {UNARY(HARD_SWISH, true), TFL_OPT_HardSwishOptions},
+    [QUILL_OP_GELU] = {UNARY(GELU, true), TFL_OPT_GeluOptions},
+    [QUILL_OP_SQRT] = {UNARY(SQRT, false), 0},
+    [QUILL_OP_EXP] = {UNARY(EXP, false), TFL_OPT_ExpOptions},
+    [QUILL_OP_LOG] = {UNARY(LOG, false), 0},
+    [QUILL_OP_NEG] = {UNARY(NEG, false), TFL_OPT_NegOptions},
+    [QUILL_OP_ABS] = {UNARY(ABS, false), TFL_OPT_AbsOptions},
+    [QUILL_OP_FLOOR] = {UNARY(FLOOR, false), 0},
+    [QUILL_OP_CEIL] = {UNARY(CEIL, false), 0},
+    [QUILL_OP_CAST] = {tx_write_cast, "CAST", AG, false, 0, 0},
+    /* elementwise binary */
+    [QUILL_OP_ADD] = {BINARY(ADD, TFL_OPT_AddOptions, true)},
+    [QUILL_OP_SUB] = {BINARY(SUB, TFL_OPT_SubOptions, true)},
+    [QUILL_OP_MUL] = {BINARY(MUL, TFL_OPT_MulOptions, true)},
+    [QUILL_OP_DIV] = {BINARY(DIV, TFL_OPT_DivOptions, false)},
+    [QUILL_OP_POW] = {BINARY(POW, TFL_OPT_PowOptions, false)},
+    [QUILL_OP_MAX] = {BINARY(MAXIMUM, TFL_OPT_MaximumMinimumOptions, true)},
+    [QUILL_OP_MIN] = {BINARY(MINIMUM, TFL_OPT_MaximumMinimumOptions, true)},
+    [QUILL_OP_PRELU] = {BINARY(PRELU, 0, false)},
+    [QUILL_OP_EQUAL] = {BINARY(EQUAL, TFL_OPT_EqualOptions, false)},
+    [QUILL_OP_LESS] = {BINARY(LESS, TFL_OPT_LessOptions, false)},
+    [QUILL_OP_GREATER] = {BINARY(GREATER, TFL_OPT_GreaterOptions, false)},
+    /* linear algebra */
+    [QUILL_OP_CONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, true, 0, 0},
+    [QUILL_OP_MATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
+    [QUILL_OP_GEMM] = {tx_write_gemm, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
+    /* pooling and reductions */
+    [QUILL_OP_MAXPOOL] = {tx_write_pool, "MAX_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_AVGPOOL] = {tx_write_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_GLOBAL_AVGPOOL] = {tx_write_global_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_GLOBAL_MAXPOOL] = {tx_write_global_pool, "MAX_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_REDUCE_MEAN] = {tx_write_reduce, "MEAN", AG, true, 0, 0},
+    [QUILL_OP_REDUCE_SUM] = {tx_write_reduce, "SUM", AG, false, 0, 0},
+    [QUILL_OP_REDUCE_MAX] = {tx_write_reduce, "REDUCE_MAX", AG, true, 0, 0},
+    [QUILL_OP_REDUCE_MIN] = {tx_write_reduce, "REDUCE_MIN", AG, true, 0, 0},
+    [QUILL_OP_SOFTMAX] = {tx_write_softmax, "SOFTMAX", NO, true, 0, 0},
+    [QUILL_OP_LOG_SOFTMAX] = {tx_write_softmax, "LOG_SOFTMAX", NO, true, 0, 0},
+    /* data movement */
+    [QUILL_OP_CONCAT] = {tx_write_concat, "CONCATENATION", AG, true, 0, 0},
+    [QUILL_OP_PAD] = {tx_write_pad, "PAD/PADV2/MIRROR_PAD", AG, true, 0, 0},
+    [QUILL_OP_RESHAPE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
+    [QUILL_OP_FLATTEN] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
+    [QUILL_OP_SQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
+    [QUILL_OP_UNSQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
+    [QUILL_OP_TRANSPOSE] = {tx_write_transpose, "TRANSPOSE", NO, true, 0, 0},
+    [QUILL_OP_RESIZE] = {tx_write_resize, "RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR", SP,
+                         true, 0, 0},
+    /* quantization */
+    [QUILL_OP_QUANTIZE] = {tx_write_quantize, "QUANTIZE", AG, false, 0, 0},
+    [QUILL_OP_DEQUANTIZE] = {tx_write_dequantize, "DEQUANTIZE", AG, false, 0, 0},
+    [QUILL_OP_REQUANTIZE] = {tx_write_requantize, "QUANTIZE (int8 -> int8)", AG, false, 0,
+                             0},
+    /* integer ops */
+    [QUILL_OP_QCONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, false, 0, 0},
+    [QUILL_OP_QMATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, false, 0,
+                          0},
+};
+
+/* Ops without a writer, with the reason (opcode-indexed; NULL: has a
+ * writer). */
+static const char *const excluded[QUILL_OP_COUNT] = {
+    [QUILL_OP_RETURN] = "the graph's outputs (no op)",
+    [QUILL_OP_HARD_SIGMOID] = "TFLite has no HARD_SIGMOID builtin",
+    [QUILL_OP_ERF] = "TFLite has no ERF builtin",
+    [QUILL_OP_RECIPROCAL] = "not written yet (DIV of a constant 1 would do)",
+    [QUILL_OP_WHERE] = "not written yet (SELECT_V2)",
+    [QUILL_OP_CONV_TRANSPOSE2D] = "not written yet (TRANSPOSE_CONV)",
+    [QUILL_OP_BATCH_NORM] = "fold it into the convolution first "
+                            "(fold-batchnorm)",
+    [QUILL_OP_LAYER_NORM] = "TFLite has no layer normalization builtin",
+    [QUILL_OP_SPLIT] = "not written yet (SPLIT_V)",
+    [QUILL_OP_SLICE] = "not written yet (STRIDED_SLICE)",
+    [QUILL_OP_GATHER] = "not written yet (GATHER)",
+    [QUILL_OP_FAKE_QUANT] = "calibrate and quantize the model first",
+    [QUILL_OP_SCAST] = "TFLite tensors have no storage-cast",
+    [QUILL_OP_DYNAMIC_QUANTIZE] = "TFLite has no dynamic quantization builtin",
+};
+
+const char *quill_tflite_export_builtin(quill_opcode opc) {
+  if ((unsigned)opc >= QUILL_OP_COUNT || !tx_table[opc].write)
+    return NULL;
+  return tx_table[opc].builtins;
+}
+
+bool quill_tflite_export_op_excluded(quill_opcode opc, const char **why) {
+  if ((unsigned)opc >= QUILL_OP_COUNT || !excluded[opc])
+    return false;
+  if (why)
+    *why = excluded[opc];
+  return true;
+}

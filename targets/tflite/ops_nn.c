@@ -1,0 +1,723 @@
+/*
+ * ops_nn.c - writers of the neural-network ops: convolution (CONV_2D,
+ * DEPTHWISE_CONV_2D), fully connected layers (FULLY_CONNECTED,
+ * BATCH_MATMUL), pooling (MAX_POOL_2D, AVERAGE_POOL_2D), reductions
+ * (MEAN, SUM, REDUCE_MAX, REDUCE_MIN) and softmax.
+ *
+ * Float ops, integer ops (qconv2d, qmatmul) and folded QDQ patterns share
+ * one writer each: the effective operand types say whether it is float or
+ * int8, and the int8 spec is checked on the quantized ones.
+ *
+ * ONNX-style explicit pads become TFLite's SAME or VALID padding when they
+ * are equal to it; otherwise a PAD (PADV2 with the lowest value for max
+ * pooling) runs first and the op is VALID:
+ *
+ *   SAME: out = ceil(in / s), total = max((out - 1) * s + (k - 1) * d + 1
+ *         - in, 0), before = total / 2, after = total - before
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ir/shape.h"
+#include "targets/tflite/export_impl.h"
+
+/* ---- shared helpers ------------------------------------------------------------- */
+
+/* A tensor like `like` (same type, shape and quantization), for
+ * intermediate results. */
+static int32_t temp_like(tflite_exporter *ex, int32_t like, const char *sfx) {
+  tx_tensor *l = &ex->tensors[like];
+  int64_t d[QUILL_MAX_RANK];
+  for (unsigned i = 0; i < l->rank; i++)
+    d[i] = l->shape[i];
+  const char *name = tx_printf(ex, "%s_%s", l->name, sfx);
+  int32_t t = tx_tensor_new(ex, name, l->type, l->rank, d);
+  if (t >= 0 && l->nq) {
+    tx_tensor *tt = &ex->tensors[t];
+    l = &ex->tensors[like]; /* the array may have moved */
+    tt->nq = l->nq;
+    tt->scale = l->scale;
+    tt->zero_point = l->zero_point;
+    tt->qdim = l->qdim;
+  }
+  return t;
+}
+
+quill_status tx_fused_activation(tflite_exporter *ex, const quill_op *op,
+                                 int *act, bool *post, double *lo,
+                                 double *hi) {
+  *post = false;
+  *act = TFL_ACT_NONE;
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  if (quill_type_is_quant(ye))
+    return tx_quant_activation(ex, op, ye, act);
+  bool present;
+  if (!tx_float_activation(op, act, lo, hi, &present))
+    *post = true;
+  return QUILL_OK;
+}
+
+quill_status tx_emit_clamp(tflite_exporter *ex, int32_t in, int32_t out,
+                           double lo, double hi) {
+  int32_t cur = in;
+  if (!isinf(lo)) {
+    int32_t c = tx_const_f32_scalar(ex, "clip_min", (float)lo);
+    int32_t dst = isinf(hi) ? out : temp_like(ex, out, "lo");
+    int32_t ins[2] = {cur, c};
+    tx_op *o = tx_emit(ex, TFL_OP_MAXIMUM, 2, ins, 1, &dst);
+    if (!o)
+      return QUILL_ERR_NOMEM;
+    o->opt_type = TFL_OPT_MaximumMinimumOptions;
+    cur = dst;
+  }
+  if (!isinf(hi)) {
+    int32_t c = tx_const_f32_scalar(ex, "clip_max", (float)hi);
+    int32_t ins[2] = {cur, c};
+    tx_op *o = tx_emit(ex, TFL_OP_MINIMUM, 2, ins, 1, &out);
+    if (!o)
+      return QUILL_ERR_NOMEM;
+    o->opt_type = TFL_OPT_MaximumMinimumOptions;
+  }
+  return QUILL_OK;
+}
+
+/* Window attributes with auto_pad resolved (x: input dims, k: kernel). */
+static void read_window(const quill_op *op, const int64_t *x,
+                        const int64_t *kernel, quill_window *w) {
+  quill_window_init(w, 2);
+  quill_op_attr_ints(op, "strides", w->strides, 2);
+  quill_op_attr_ints(op, "pads", w->pads, 4);
+  quill_op_attr_ints(op, "dilations", w->dilations, 2);
+  w->group = quill_op_attr_int(op, "group", 1);
+  const quill_attr *ap = quill_op_attr(op, "auto_pad");
+  if (ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING) {
+    const char *m = quill_attr_string_value(ap, NULL);
+    if (!strncmp(m, "SAME", 4))
+      quill_window_same_pads(w, x + 2, kernel, m[5] == 'U', false);
+  }
+}
+
+typedef struct padding {
+  int mode;          /* TFL_PADDING_SAME or TFL_PADDING_VALID */
+  bool explicit_pad; /* a PAD op is needed first */
+  int64_t before[2], after[2];
+} padding;
+
+/* Classify the padding of one spatial window. in: H, W; out: OH, OW. */
+static void classify(const int64_t *in, const int64_t *out, const int64_t *k,
+                     const quill_window *w, padding *p) {
+  bool valid = true, same = true;
+  for (int i = 0; i < 2; i++) {
+    int64_t s = w->strides[i], ek = (k[i] - 1) * w->dilations[i] + 1;
+    int64_t before = w->pads[i];
+    /* the end padding actually used (ceil mode, or pads larger than
+     * needed, give a different declared value) */
+    int64_t after = (out[i] - 1) * s + ek - in[i] - before;
+    if (after < 0)
+      after = 0;
+    p->before[i] = before;
+    p->after[i] = after;
+    if (before || after || out[i] != (in[i] - ek) / s + 1)
+      valid = false;
+    int64_t so = (in[i] + s - 1) / s;
+    int64_t total = (so - 1) * s + ek - in[i];
+    if (total < 0)
+      total = 0;
+    if (out[i] != so || before != total / 2 || after != total - total / 2)
+      same = false;
+  }
+  p->explicit_pad = !valid && !same;
+  p->mode = valid || p->explicit_pad ? TFL_PADDING_VALID : TFL_PADDING_SAME;
+}
+
+/* PAD (or PADV2 with `value` when use_value) of an NHWC tensor. */
+static int32_t emit_spatial_pad(tflite_exporter *ex, int32_t x,
+                                const padding *p, bool use_value,
+                                double value) {
+  tx_tensor *xt = &ex->tensors[x];
+  int64_t d[4];
+  for (int i = 0; i < 4; i++)
+    d[i] = xt->shape[i];
+  d[1] += p->before[0] + p->after[0];
+  d[2] += p->before[1] + p->after[1];
+  int32_t padded = tx_tensor_new(ex, tx_printf(ex, "%s_padded", xt->name),
+                                 xt->type, 4, d);
+  if (padded < 0)
+    return -1;
+  xt = &ex->tensors[x];
+  tx_tensor *pt = &ex->tensors[padded];
+  pt->nq = xt->nq;
+  pt->scale = xt->scale;
+  pt->zero_point = xt->zero_point;
+  int32_t pads[8] = {0, 0, (int32_t)p->before[0], (int32_t)p->after[0],
+                     (int32_t)p->before[1], (int32_t)p->after[1], 0, 0};
+  int64_t pd[2] = {4, 2};
+  int32_t pc = tx_const(ex, "paddings", TFL_INT32, 2, pd, pads, sizeof pads,
+                        true);
+  int32_t ins[3] = {x, pc, -1};
+  unsigned nin = 2;
+  if (use_value) {
+    if (ex->tensors[x].type == TFL_FLOAT32) {
+      ins[2] = tx_const_f32_scalar(ex, "pad_value", (float)value);
+    } else {
+      int8_t v = (int8_t)value;
+      ins[2] = tx_const(ex, "pad_value", ex->tensors[x].type, 0, NULL, &v, 1,
+                        true);
+      if (ins[2] >= 0) {
+        tx_tensor *vt = &ex->tensors[ins[2]];
+        xt = &ex->tensors[x];
+        vt->nq = xt->nq;
+        vt->scale = xt->scale;
+        vt->zero_point = xt->zero_point;
+      }
+    }
+    nin = 3;
+  }
+  tx_op *o = tx_emit(ex, use_value ? TFL_OP_PADV2 : TFL_OP_PAD, nin, ins, 1,
+                     &padded);
+  if (!o)
+    return -1;
+  o->opt_type = use_value ? TFL_OPT_PadV2Options : TFL_OPT_PadOptions;
+  return padded;
+}
+
+/* ---- convolution ------------------------------------------------------------------ */
+
+quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
+  unsigned e0 = ex->errors;
+  bool integer = quill_op_opcode(op) == QUILL_OP_QCONV2D;
+  quill_type *xt = tx_in_type(ex, op, 0), *wt = tx_in_type(ex, op, 1);
+  quill_type *yt = tx_out_type(ex, op, 0);
+  quill_type *xe = quill_type_elem(xt), *we = quill_type_elem(wt);
+  quill_type *ye = quill_type_elem(yt);
+  bool quant = quill_type_is_quant(xe);
+  if (!quill_type_has_static_shape(xt) || !quill_type_has_static_shape(yt))
+    return tx_error(ex, op, "dynamic shapes are not supported");
+  if (integer && !quill_type_is_quant(ye))
+    return tx_error(ex, op, "a %s result (the raw accumulator, no "
+                            "requantization) has no TFLite form",
+                    quill_type_scalar_name(quill_type_kind_of(ye)));
+  const quill_attr *w = tx_in_const(ex, op, 1);
+  if (!w)
+    return tx_error(ex, op, "the weights must be a constant (TFLite conv "
+                            "filters are constant tensors)");
+  const int64_t *xd = quill_type_dims(xt), *wd = quill_type_dims(wt);
+  const int64_t *yd = quill_type_dims(yt);
+  quill_window win;
+  read_window(op, xd, wd + 2, &win);
+  int64_t C = xd[1], O = wd[0];
+  bool depthwise = false;
+  if (win.group != 1) {
+    if (win.group == C && wd[1] == 1 && O % C == 0)
+      depthwise = true;
+    else
+      return tx_error(ex, op, "grouped convolution (group %lld, %lld input "
+                              "channels) has no TFLite builtin: only group 1 "
+                              "(CONV_2D) and depthwise (DEPTHWISE_CONV_2D)",
+                      (long long)win.group, (long long)C);
+  }
+  if (quant) {
+    tx_check_act_i8(ex, op, xe, "input");
+    tx_check_act_i8(ex, op, ye, "output");
+    tx_check_weights(ex, op, w, 0);
+  }
+  if (integer) {
+    const quill_attr *r = quill_op_attr(op, "rounding");
+    const char *rs = r ? quill_attr_string_value(r, NULL) : "half_even";
+    if (strcmp(rs, "tflite") != 0)
+      tx_spec_error(ex, op, "requantization rounds as TFLite (gemmlowp double "
+                            "rounding, 'tflite')",
+                    "the op rounds \"%s\"", rs);
+    else if (!quill_op_attr(op, "multiplier"))
+      tx_spec_error(ex, op, "requantization is fixed point",
+                    "the op requantizes in f32 (no 'multiplier')");
+    else
+      tx_check_requant(ex, op, xe, we, ye);
+  }
+  /* bias */
+  const quill_attr *b = NULL;
+  quill_type *be = NULL;
+  if (quill_op_num_operands(op) > 2) {
+    b = tx_in_const(ex, op, 2);
+    if (!b)
+      return tx_error(ex, op, "the bias must be a constant");
+    be = quill_type_elem(quill_attr_dense_type(b));
+    if (quant && tx_check_bias(ex, op, be, xe, we, O))
+      return QUILL_ERR_INVALID;
+  }
+  int act;
+  bool post;
+  double lo, hi;
+  if (tx_fused_activation(ex, op, &act, &post, &lo, &hi))
+    return QUILL_ERR_INVALID;
+  if (ex->errors != e0)
+    return QUILL_ERR_INVALID;
+
+  /* weights: OIHW -> OHWI (conv) or [1, kh, kw, O] (depthwise) */
+  static const int conv_perm[4] = {0, 2, 3, 1}, dw_perm[4] = {1, 2, 3, 0};
+  const int *perm = depthwise ? dw_perm : conv_perm;
+  size_t esz = quill_type_elem_bytes(we);
+  void *wdata = tx_alloc(ex, quill_attr_dense_size(w));
+  if (!wdata)
+    return QUILL_ERR_NOMEM;
+  tx_transpose_data(quill_attr_dense_data(w), wd, 4, perm, esz, wdata);
+  int64_t wpd[4] = {wd[perm[0]], wd[perm[1]], wd[perm[2]], wd[perm[3]]};
+  const quill_value *wv = tx_ein(ex, op, 1);
+  const char *wname = quill_value_name(wv) ? quill_value_name(wv) : "weights";
+  int32_t wt_t = tx_const(ex, wname, tx_tensor_type(we), 4, wpd, wdata,
+                          quill_attr_dense_size(w), false);
+  if (quant)
+    tx_tensor_set_quant(ex, wt_t, we, depthwise ? 3 : 0);
+
+  /* bias: [O] f32 or int32 (zeros when absent) */
+  int32_t bt;
+  int64_t bd = O;
+  if (quant) {
+    int32_t *bdata = tx_alloc(ex, (size_t)O * 4);
+    if (!bdata)
+      return QUILL_ERR_NOMEM;
+    for (int64_t c = 0; b && c < O; c++)
+      bdata[c] = (int32_t)quill_attr_dense_get_i64(b, (size_t)c);
+    bt = tx_const(ex, tx_printf(ex, "%s_bias", wname), TFL_INT32, 1, &bd,
+                  bdata, (size_t)O * 4, false);
+    if (bt >= 0) {
+      size_t nw = quill_type_quant_num_params(we);
+      tx_tensor *t = &ex->tensors[bt];
+      t->nq = (unsigned)O;
+      t->scale = tx_alloc(ex, (size_t)O * sizeof *t->scale);
+      t->zero_point = tx_alloc(ex, (size_t)O * sizeof *t->zero_point);
+      if (!t->scale || !t->zero_point)
+        return QUILL_ERR_NOMEM;
+      float si = tx_scale_f32(quill_type_quant_scales(xe)[0]);
+      for (int64_t c = 0; c < O; c++) {
+        if (be && quill_type_is_quant(be))
+          t->scale[c] = tx_scale_f32(
+              quill_type_quant_scales(be)[quill_type_quant_num_params(be) > 1
+                                              ? c
+                                              : 0]);
+        else
+          t->scale[c] = (float)((double)si *
+                                tx_scale_f32(quill_type_quant_scales(
+                                    we)[nw > 1 ? c : 0]));
+      }
+      if (O == 1 || nw == 1) { /* per-tensor weights: per-tensor bias */
+        t->nq = 1;
+      }
+    }
+  } else {
+    float *bdata = tx_alloc(ex, (size_t)O * 4);
+    if (!bdata)
+      return QUILL_ERR_NOMEM;
+    for (int64_t c = 0; b && c < O; c++)
+      bdata[c] = (float)quill_attr_dense_get_f64(b, (size_t)c);
+    bt = tx_const(ex, tx_printf(ex, "%s_bias", wname), TFL_FLOAT32, 1, &bd,
+                  bdata, (size_t)O * 4, false);
+  }
+
+  int32_t x = tx_in(ex, op, 0, TX_NHWC);
+  int32_t y = tx_out(ex, op, 0);
+  if (x < 0 || y < 0 || wt_t < 0 || bt < 0)
+    return QUILL_ERR_NOMEM;
+  padding p;
+  int64_t hw[2] = {xd[2], xd[3]}, ohw[2] = {yd[2], yd[3]};
+  classify(hw, ohw, wd + 2, &win, &p);
+  if (p.explicit_pad) {
+    x = emit_spatial_pad(ex, x, &p, false, 0);
+    if (x < 0)
+      return QUILL_ERR_NOMEM;
+  }
+  int32_t dst = post ? temp_like(ex, y, "preact") : y;
+  int32_t ins[3] = {x, wt_t, bt};
+  tx_op *o = tx_emit(ex, depthwise ? TFL_OP_DEPTHWISE_CONV_2D : TFL_OP_CONV_2D,
+                     3, ins, 1, &dst);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  if (depthwise) {
+    o->opt_type = TFL_OPT_DepthwiseConv2DOptions;
+    tx_opt_int(ex, o, TFL_DWCONV_PADDING, TXO_I8, p.mode, 0);
+    tx_opt_int(ex, o, TFL_DWCONV_STRIDE_W, TXO_I32, win.strides[1], 0);
+    tx_opt_int(ex, o, TFL_DWCONV_STRIDE_H, TXO_I32, win.strides[0], 0);
+    tx_opt_int(ex, o, TFL_DWCONV_DEPTH_MULTIPLIER, TXO_I32, O / C, 0);
+    tx_opt_int(ex, o, TFL_DWCONV_FUSED_ACTIVATION, TXO_I8, act, 0);
+    tx_opt_int(ex, o, TFL_DWCONV_DILATION_W, TXO_I32, win.dilations[1], 1);
+    tx_opt_int(ex, o, TFL_DWCONV_DILATION_H, TXO_I32, win.dilations[0], 1);
+  } else {
+    o->opt_type = TFL_OPT_Conv2DOptions;
+    tx_opt_int(ex, o, TFL_CONV2D_PADDING, TXO_I8, p.mode, 0);
+    tx_opt_int(ex, o, TFL_CONV2D_STRIDE_W, TXO_I32, win.strides[1], 0);
+    tx_opt_int(ex, o, TFL_CONV2D_STRIDE_H, TXO_I32, win.strides[0], 0);
+    tx_opt_int(ex, o, TFL_CONV2D_FUSED_ACTIVATION, TXO_I8, act, 0);
+    tx_opt_int(ex, o, TFL_CONV2D_DILATION_W, TXO_I32, win.dilations[1], 1);
+    tx_opt_int(ex, o, TFL_CONV2D_DILATION_H, TXO_I32, win.dilations[0], 1);
+  }
+  return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
+}
+
+/* ---- fully connected and batch matmul ----------------------------------------------- */
+
+/* FULLY_CONNECTED of input tensor `a` with constant weights w (logical
+ * [K, N] when kn, else [N, K]), bias attr b (or NULL). */
+static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
+                            int32_t a, const quill_attr *w, bool kn,
+                            const quill_attr *b, double alpha, double beta,
+                            bool keep_dims) {
+  unsigned e0 = ex->errors;
+  quill_type *xe = quill_type_elem(tx_in_type(ex, op, 0));
+  quill_type *wt = quill_attr_dense_type(w), *we = quill_type_elem(wt);
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  bool quant = quill_type_is_quant(xe);
+  const int64_t *wd = quill_type_dims(wt);
+  int64_t N = kn ? wd[1] : wd[0], K = kn ? wd[0] : wd[1];
+  if (quant) {
+    tx_check_act_i8(ex, op, xe, "input");
+    tx_check_act_i8(ex, op, ye, "output");
+    tx_check_weights(ex, op, w, kn ? 1 : 0);
+    if (alpha != 1.0 || beta != 1.0)
+      tx_error(ex, op, "alpha and beta other than 1 on quantized operands");
+    if (b && tx_check_bias(ex, op, quill_type_elem(quill_attr_dense_type(b)),
+                           xe, we, N))
+      return QUILL_ERR_INVALID;
+  }
+  if (b && quill_type_num_elements(quill_attr_dense_type(b)) != N)
+    return tx_error(ex, op, "the bias must have one value per output (%lld), "
+                            "FULLY_CONNECTED has no other bias form",
+                    (long long)N);
+  int act;
+  bool post;
+  double lo, hi;
+  if (tx_fused_activation(ex, op, &act, &post, &lo, &hi) || ex->errors != e0)
+    return QUILL_ERR_INVALID;
+  size_t esz = quill_type_elem_bytes(we);
+  size_t wsize = quill_attr_dense_size(w);
+  void *wdata = (void *)quill_attr_dense_data(w);
+  if (kn || (!quant && alpha != 1.0)) {
+    wdata = tx_alloc(ex, wsize);
+    if (!wdata)
+      return QUILL_ERR_NOMEM;
+    static const int t2[2] = {1, 0};
+    if (kn)
+      tx_transpose_data(quill_attr_dense_data(w), wd, 2, t2, esz, wdata);
+    else
+      memcpy(wdata, quill_attr_dense_data(w), wsize);
+    if (!quant && alpha != 1.0)
+      for (int64_t i = 0; i < N * K; i++)
+        ((float *)wdata)[i] *= (float)alpha;
+  }
+  int64_t nk[2] = {N, K};
+  int32_t wt_t = tx_const(ex, "weights", tx_tensor_type(we), 2, nk, wdata,
+                          wsize, false);
+  if (quant)
+    tx_tensor_set_quant(ex, wt_t, we, 0);
+  int32_t bt;
+  if (quant) {
+    int32_t *bd = tx_alloc(ex, (size_t)N * 4);
+    if (!bd)
+      return QUILL_ERR_NOMEM;
+    for (int64_t i = 0; b && i < N; i++)
+      bd[i] = (int32_t)quill_attr_dense_get_i64(b, (size_t)i);
+    bt = tx_const(ex, "bias", TFL_INT32, 1, &N, bd, (size_t)N * 4, false);
+    if (bt >= 0) {
+      size_t nw = quill_type_quant_num_params(we);
+      tx_tensor *t = &ex->tensors[bt];
+      t->nq = nw > 1 ? (unsigned)N : 1;
+      t->scale = tx_alloc(ex, (size_t)N * sizeof *t->scale);
+      t->zero_point = tx_alloc(ex, (size_t)N * sizeof *t->zero_point);
+      if (!t->scale || !t->zero_point)
+        return QUILL_ERR_NOMEM;
+      float si = tx_scale_f32(quill_type_quant_scales(xe)[0]);
+      for (int64_t c = 0; c < N; c++)
+        t->scale[c] = (float)((double)si * tx_scale_f32(quill_type_quant_scales(
+                                               we)[nw > 1 ? c : 0]));
+    }
+  } else {
+    float *bd = tx_alloc(ex, (size_t)N * 4);
+    if (!bd)
+      return QUILL_ERR_NOMEM;
+    for (int64_t i = 0; b && i < N; i++)
+      bd[i] = (float)(beta * quill_attr_dense_get_f64(b, (size_t)i));
+    bt = tx_const(ex, "bias", TFL_FLOAT32, 1, &N, bd, (size_t)N * 4, false);
+  }
+  int32_t y = tx_out(ex, op, 0);
+  if (a < 0 || y < 0 || wt_t < 0 || bt < 0)
+    return QUILL_ERR_NOMEM;
+  int32_t dst = post ? temp_like(ex, y, "preact") : y;
+  int32_t ins[3] = {a, wt_t, bt};
+  tx_op *o = tx_emit(ex, TFL_OP_FULLY_CONNECTED, 3, ins, 1, &dst);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_FullyConnectedOptions;
+  tx_opt_int(ex, o, TFL_FC_FUSED_ACTIVATION, TXO_I8, act, 0);
+  tx_opt_int(ex, o, TFL_FC_KEEP_NUM_DIMS, TXO_BOOL, keep_dims, 0);
+  return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
+}
+
+static quill_status emit_batch_matmul(tflite_exporter *ex, const quill_op *op,
+                                      bool adj_y) {
+  unsigned e0 = ex->errors;
+  quill_type *ae = quill_type_elem(tx_in_type(ex, op, 0));
+  quill_type *be = quill_type_elem(tx_in_type(ex, op, 1));
+  if (quill_type_is_quant(ae)) {
+    tx_check_act_i8(ex, op, ae, "input A");
+    tx_check_act_i8(ex, op, be, "input B");
+    tx_check_act_i8(ex, op, quill_type_elem(tx_out_type(ex, op, 0)),
+                    "output");
+    if (quill_op_num_operands(op) > 2)
+      tx_error(ex, op, "BATCH_MATMUL has no bias input (a constant 2-D B "
+                       "would be a FULLY_CONNECTED)");
+  }
+  int act;
+  bool post;
+  double lo, hi;
+  if (tx_fused_activation(ex, op, &act, &post, &lo, &hi) || ex->errors != e0)
+    return QUILL_ERR_INVALID;
+  if (act != TFL_ACT_NONE)
+    post = true, lo = act == TFL_ACT_RELU_N1_TO_1 ? -1 : 0,
+    hi = act == TFL_ACT_RELU6 ? 6 : act == TFL_ACT_RELU_N1_TO_1 ? 1 : INFINITY;
+  if (post && quill_type_is_quant(ae))
+    return tx_error(ex, op, "BATCH_MATMUL has no fused activation");
+  int32_t ins[2] = {tx_in(ex, op, 0, TX_NATIVE), tx_in(ex, op, 1, TX_NATIVE)};
+  int32_t y = tx_out(ex, op, 0);
+  if (ins[0] < 0 || ins[1] < 0 || y < 0)
+    return QUILL_ERR_NOMEM;
+  int32_t dst = post ? temp_like(ex, y, "preact") : y;
+  tx_op *o = tx_emit(ex, TFL_OP_BATCH_MATMUL, 2, ins, 1, &dst);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_BatchMatMulOptions;
+  tx_opt_int(ex, o, TFL_BMM_ADJ_Y, TXO_BOOL, adj_y, 0);
+  return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
+}
+
+quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op) {
+  if (quill_op_attr_int(op, "trans_a", 0))
+    return tx_error(ex, op, "trans_a = 1 has no FULLY_CONNECTED form");
+  bool trans_b = quill_op_attr_int(op, "trans_b", 0) != 0;
+  double alpha = quill_op_attr_float(op, "alpha", 1.0);
+  double beta = quill_op_attr_float(op, "beta", 1.0);
+  const quill_attr *w = tx_in_const(ex, op, 1);
+  const quill_attr *b = NULL;
+  if (quill_op_num_operands(op) > 2) {
+    b = tx_in_const(ex, op, 2);
+    if (!b)
+      return tx_error(ex, op, "a non-constant C input is not supported");
+  }
+  if (!w) {
+    if (b || alpha != 1.0)
+      return tx_error(ex, op, "non-constant B with C or alpha has no TFLite "
+                              "form");
+    return emit_batch_matmul(ex, op, trans_b);
+  }
+  return emit_fc(ex, op, tx_in(ex, op, 0, TX_NATIVE), w, !trans_b, b, alpha,
+                 beta, false);
+}
+
+quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op) {
+  quill_type *at = tx_in_type(ex, op, 0), *bt = tx_in_type(ex, op, 1);
+  const quill_attr *w = tx_in_const(ex, op, 1);
+  if (quill_type_rank(at) < 2 || quill_type_rank(bt) < 2)
+    return tx_error(ex, op, "1-D matmul operands are not supported");
+  if (w && quill_type_rank(bt) == 2) {
+    const quill_attr *b = NULL;
+    if (quill_op_num_operands(op) > 2 && !(b = tx_in_const(ex, op, 2)))
+      return tx_error(ex, op, "the bias must be a constant");
+    return emit_fc(ex, op, tx_in(ex, op, 0, TX_NATIVE), w, true, b, 1.0, 1.0,
+                   quill_type_rank(at) > 2);
+  }
+  return emit_batch_matmul(ex, op, false);
+}
+
+/* ---- pooling ------------------------------------------------------------------------ */
+
+static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
+                              bool avg, const int64_t *kernel,
+                              const quill_window *win, bool include_pad) {
+  unsigned e0 = ex->errors;
+  quill_type *xt = tx_in_type(ex, op, 0), *yt = tx_out_type(ex, op, 0);
+  quill_type *xe = quill_type_elem(xt), *ye = quill_type_elem(yt);
+  const char *name = avg ? "AVERAGE_POOL_2D" : "MAX_POOL_2D";
+  if (quill_type_rank(xt) != 4)
+    return tx_error(ex, op, "only 2-D pooling (4-D tensors) has a TFLite form");
+  if (win->dilations[0] != 1 || win->dilations[1] != 1)
+    return tx_error(ex, op, "dilated pooling has no TFLite form");
+  if (quill_type_is_quant(xe)) {
+    tx_check_act_i8(ex, op, xe, "input");
+    tx_check_same_quant(ex, op, xe, ye, name);
+  }
+  if (ex->errors != e0)
+    return QUILL_ERR_INVALID;
+  const int64_t *xd = quill_type_dims(xt), *yd = quill_type_dims(yt);
+  padding p;
+  int64_t hw[2] = {xd[2], xd[3]}, ohw[2] = {yd[2], yd[3]};
+  classify(hw, ohw, kernel, win, &p);
+  if (avg && p.mode == TFL_PADDING_SAME && include_pad &&
+      (p.before[0] || p.before[1] || p.after[0] || p.after[1]))
+    p.explicit_pad = true, p.mode = TFL_PADDING_VALID; /* pad zeros, count them */
+  if (avg && p.explicit_pad && !include_pad)
+    return tx_error(ex, op, "average pooling over pads [%lld, %lld, %lld, "
+                            "%lld] that are not SAME padding, excluding the "
+                            "padding from the count: TFLite cannot express it",
+                    (long long)p.before[0], (long long)p.before[1],
+                    (long long)p.after[0], (long long)p.after[1]);
+  int32_t x = tx_in(ex, op, 0, TX_NHWC), y = tx_out(ex, op, 0);
+  if (x < 0 || y < 0)
+    return QUILL_ERR_NOMEM;
+  if (p.explicit_pad) {
+    double low = quill_type_is_quant(xe)
+                     ? (double)quill_type_int_min(quill_type_quant_storage(xe))
+                     : -3.4028234663852886e38;
+    x = emit_spatial_pad(ex, x, &p, !avg, low);
+    if (x < 0)
+      return QUILL_ERR_NOMEM;
+  }
+  tx_op *o = tx_emit(ex, avg ? TFL_OP_AVERAGE_POOL_2D : TFL_OP_MAX_POOL_2D, 1,
+                     &x, 1, &y);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_Pool2DOptions;
+  tx_opt_int(ex, o, TFL_POOL_PADDING, TXO_I8, p.mode, 0);
+  tx_opt_int(ex, o, TFL_POOL_STRIDE_W, TXO_I32, win->strides[1], 0);
+  tx_opt_int(ex, o, TFL_POOL_STRIDE_H, TXO_I32, win->strides[0], 0);
+  tx_opt_int(ex, o, TFL_POOL_FILTER_WIDTH, TXO_I32, kernel[1], 0);
+  tx_opt_int(ex, o, TFL_POOL_FILTER_HEIGHT, TXO_I32, kernel[0], 0);
+  return QUILL_OK;
+}
+
+quill_status tx_write_pool(tflite_exporter *ex, const quill_op *op) {
+  int64_t kernel[2] = {1, 1};
+  quill_op_attr_ints(op, "kernel_shape", kernel, 2);
+  quill_window win;
+  read_window(op, quill_type_dims(tx_in_type(ex, op, 0)), kernel, &win);
+  bool avg = quill_op_opcode(op) == QUILL_OP_AVGPOOL;
+  return emit_pool(ex, op, avg, kernel, &win,
+                   quill_op_attr_int(op, "count_include_pad", 0) != 0);
+}
+
+quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
+  quill_type *xt = tx_in_type(ex, op, 0);
+  if (quill_type_rank(xt) != 4)
+    return tx_error(ex, op, "only 4-D global pooling has a TFLite form");
+  const int64_t *xd = quill_type_dims(xt);
+  int64_t kernel[2] = {xd[2], xd[3]};
+  quill_window win;
+  quill_window_init(&win, 2);
+  return emit_pool(ex, op, quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL,
+                   kernel, &win, false);
+}
+
+/* ---- reductions and softmax ----------------------------------------------------------- */
+
+quill_status tx_write_reduce(tflite_exporter *ex, const quill_op *op) {
+  unsigned e0 = ex->errors;
+  static const struct {
+    quill_opcode opc;
+    int32_t builtin;
+  } map[] = {{QUILL_OP_REDUCE_MEAN, TFL_OP_MEAN},
+             {QUILL_OP_REDUCE_SUM, TFL_OP_SUM},
+             {QUILL_OP_REDUCE_MAX, TFL_OP_REDUCE_MAX},
+             {QUILL_OP_REDUCE_MIN, TFL_OP_REDUCE_MIN}};
+  int32_t builtin = TFL_OP_MEAN;
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (map[i].opc == quill_op_opcode(op))
+      builtin = map[i].builtin;
+  quill_type *xt = tx_in_type(ex, op, 0);
+  quill_type *xe = quill_type_elem(xt);
+  unsigned rank = quill_type_rank(xt);
+  int64_t axes[QUILL_MAX_RANK];
+  int64_t na = quill_op_attr_ints(op, "axes", axes, QUILL_MAX_RANK);
+  if (na < 0) {
+    for (unsigned i = 0; i < rank; i++)
+      axes[i] = i;
+    na = rank;
+  }
+  bool keep = quill_op_attr_int(op, "keepdims", 1) != 0;
+  if (quill_type_is_quant(xe)) {
+    tx_check_act_i8(ex, op, xe, "input");
+    tx_check_act_i8(ex, op, quill_type_elem(tx_out_type(ex, op, 0)),
+                    "output");
+    if (builtin == TFL_OP_REDUCE_MAX || builtin == TFL_OP_REDUCE_MIN)
+      tx_check_same_quant(ex, op, xe, quill_type_elem(tx_out_type(ex, op, 0)),
+                          builtin == TFL_OP_REDUCE_MAX ? "REDUCE_MAX"
+                                                       : "REDUCE_MIN");
+    if (ex->errors != e0)
+      return QUILL_ERR_INVALID;
+  }
+  /* The input's layout, unless dropping the axes would leave the other
+   * dims out of order. */
+  int lay = tx_layout_of(ex, tx_ein(ex, op, 0));
+  if (keep)
+    lay = tx_layout_of(ex, tx_eout(ex, op, 0));
+  else if (lay == TX_NHWC) {
+    bool dropped[4] = {0};
+    for (int64_t i = 0; i < na; i++)
+      dropped[(axes[i] + 4) % 4] = true;
+    static const int perm[4] = {0, 2, 3, 1};
+    int last = -1;
+    for (int i = 0; i < 4; i++)
+      if (!dropped[perm[i]]) {
+        if (perm[i] < last)
+          lay = TX_NATIVE;
+        last = perm[i];
+      }
+  }
+  int32_t pa[QUILL_MAX_RANK];
+  for (int64_t i = 0; i < na; i++)
+    pa[i] = tx_phys_axis(rank, (int)axes[i], lay);
+  int32_t x = tx_in(ex, op, 0, lay), y = tx_out(ex, op, 0);
+  int32_t at = tx_const_i32(ex, "axes", (size_t)na, pa);
+  if (x < 0 || y < 0 || at < 0)
+    return QUILL_ERR_NOMEM;
+  int32_t ins[2] = {x, at};
+  tx_op *o = tx_emit(ex, builtin, 2, ins, 1, &y);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_ReducerOptions;
+  tx_opt_int(ex, o, TFL_REDUCER_KEEP_DIMS, TXO_BOOL, keep, 0);
+  return QUILL_OK;
+}
+
+quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op) {
+  unsigned e0 = ex->errors;
+  bool log = quill_op_opcode(op) == QUILL_OP_LOG_SOFTMAX;
+  quill_type *xt = tx_in_type(ex, op, 0);
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  unsigned rank = quill_type_rank(xt);
+  int64_t axis = quill_op_attr_int(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
+  if (tx_phys_axis(rank, (int)axis, lay) != (int)rank - 1)
+    return tx_error(ex, op, "softmax over axis %lld: TFLite's %s works on the "
+                            "last axis only",
+                    (long long)axis, log ? "LOG_SOFTMAX" : "SOFTMAX");
+  if (quill_type_is_quant(quill_type_elem(xt))) {
+    tx_check_act_i8(ex, op, quill_type_elem(xt), "input");
+    tx_check_act_i8(ex, op, ye, "output");
+    double want_s = log ? 16.0 / 256 : 1.0 / 256;
+    int64_t want_z = log ? 127 : -128;
+    if (ex->errors == e0 && (tx_scale_f32(quill_type_quant_scales(ye)[0]) !=
+                            (float)want_s ||
+                        quill_type_quant_zero_points(ye)[0] != want_z))
+      tx_spec_error(ex, op, "fixed output quantization",
+                    "TFLite's int8 %s outputs scale %g, zero point %lld; the "
+                    "op's output has %.9g:%lld",
+                    log ? "LOG_SOFTMAX" : "SOFTMAX", want_s,
+                    (long long)want_z, quill_type_quant_scales(ye)[0],
+                    (long long)quill_type_quant_zero_points(ye)[0]);
+    if (ex->errors != e0)
+      return QUILL_ERR_INVALID;
+  }
+  int32_t x = tx_in(ex, op, 0, lay), y = tx_out(ex, op, 0);
+  if (x < 0 || y < 0)
+    return QUILL_ERR_NOMEM;
+  tx_op *o = tx_emit(ex, log ? TFL_OP_LOG_SOFTMAX : TFL_OP_SOFTMAX, 1, &x, 1,
+                     &y);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  if (log) {
+    o->opt_type = TFL_OPT_LogSoftmaxOptions;
+  } else {
+    o->opt_type = TFL_OPT_SoftmaxOptions;
+    tx_opt_f32(ex, o, TFL_SOFTMAX_BETA, 1.0f, 0.0f);
+  }
+  return QUILL_OK;
+}
