@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Python environment for the example scripts that need onnxruntime (the
-# digits evaluation and the onnxruntime quantizer baseline).
+# Python environment for the example scripts and tests that need
+# onnxruntime (the digits evaluation, the onnxruntime quantizer baseline,
+# the ONNX exporter's checks) or the TFLite interpreter (the TFLite
+# exporter's checks).
 #
 # Creates build/venv (or $QUILL_VENV) with --system-site-packages, so that
 # Debian's python3-numpy, python3-torch and python3-sklearn stay visible,
@@ -9,7 +11,9 @@
 #   - onnx >= 1.13 when Debian's onnx (1.12) is too old for
 #     onnxruntime.quantization, which imports onnx.reference. The venv's onnx
 #     then shadows Debian's inside the venv only; the C build and the tests
-#     run with /usr/bin/python3 keep Debian's.
+#     run with /usr/bin/python3 keep Debian's;
+#   - tflite-runtime (the TFLite interpreter) and tflite (readers generated
+#     by flatc from TFLite's schema.fbs).
 # Idempotent: a second run installs nothing. Everything it prints goes to
 # stderr except the last line, the venv's python path, so scripts can write
 #
@@ -18,12 +22,16 @@
 #
 # onnxruntime 1.19.2 is the newest release that still supports numpy 1.x
 # (Debian 12 has numpy 1.24) on Python 3.11; onnx 1.16.2 is the onnx it was
-# released against.
+# released against. tflite-runtime 2.14.0 is the last tflite-runtime wheel
+# for Python 3.11 (ai-edge-litert, its successor, needs numpy 2); tflite
+# 2.18.0 reads schema version 3 like it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${QUILL_VENV:-$root/build/venv}"
 ORT_VERSION="${QUILL_ORT_VERSION:-1.19.2}"
 ONNX_VERSION="${QUILL_ONNX_VERSION:-1.16.2}"
+TFLITE_RUNTIME_VERSION="${QUILL_TFLITE_RUNTIME_VERSION:-2.14.0}"
+TFLITE_VERSION="${QUILL_TFLITE_VERSION:-2.18.0}"
 SYSPY=/usr/bin/python3
 
 if [ ! -x "$venv/bin/python" ]; then
@@ -42,6 +50,12 @@ if ! "$py" -c "import onnx.reference" >/dev/null 2>&1; then
   "$py" -m pip install --disable-pip-version-check -q \
     "onnx==$ONNX_VERSION" >&2
 fi
+if ! "$py" -c "import tflite_runtime.interpreter, tflite" >/dev/null 2>&1; then
+  echo "pyenv: installing tflite-runtime==$TFLITE_RUNTIME_VERSION tflite==$TFLITE_VERSION" >&2
+  "$py" -m pip install --disable-pip-version-check -q \
+    "tflite-runtime==$TFLITE_RUNTIME_VERSION" "tflite==$TFLITE_VERSION" >&2
+fi
 # Check that the environment works with Debian's numpy.
 "$py" -c "import numpy, onnx, onnxruntime, onnxruntime.quantization" >&2
+"$py" -c "import tflite_runtime.interpreter, tflite" >&2
 echo "$py"

@@ -68,7 +68,7 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     /* pooling and reductions */
     [QUILL_OP_MAXPOOL] = {tx_write_pool, "MAX_POOL_2D", SP, true, 0, 0},
     [QUILL_OP_AVGPOOL] = {tx_write_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
-    [QUILL_OP_GLOBAL_AVGPOOL] = {tx_write_global_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_GLOBAL_AVGPOOL] = {tx_write_global_pool, "AVERAGE_POOL_2D or MEAN (int8, rescaling)", SP, true, 0, 0},
     [QUILL_OP_GLOBAL_MAXPOOL] = {tx_write_global_pool, "MAX_POOL_2D", SP, true, 0, 0},
     [QUILL_OP_REDUCE_MEAN] = {tx_write_reduce, "MEAN", AG, true, 0, 0},
     [QUILL_OP_REDUCE_SUM] = {tx_write_reduce, "SUM", AG, false, 0, 0},

@@ -281,8 +281,12 @@ quill_status tx_write_binary(tflite_exporter *ex, const quill_op *op) {
 quill_status tx_write_concat(tflite_exporter *ex, const quill_op *op) {
   unsigned n = quill_op_num_operands(op), e0 = ex->errors;
   quill_type *yt = tx_out_type(ex, op, 0);
-  for (unsigned i = 0; i < n; i++)
-    tx_check_act_i8(ex, op, quill_type_elem(tx_in_type(ex, op, i)), "input");
+  /* TFLite's int8 CONCATENATION does not rescale (uint8's does). */
+  for (unsigned i = 0; i < n && ex->errors == e0; i++) {
+    quill_type *xe = quill_type_elem(tx_in_type(ex, op, i));
+    if (!tx_check_act_i8(ex, op, xe, "input"))
+      tx_check_same_quant(ex, op, xe, quill_type_elem(yt), "CONCATENATION");
+  }
   tx_check_act_i8(ex, op, quill_type_elem(yt), "output");
   if (ex->errors != e0)
     return QUILL_ERR_INVALID;

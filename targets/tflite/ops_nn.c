@@ -600,8 +600,34 @@ quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
   int64_t kernel[2] = {xd[2], xd[3]};
   quill_window win;
   quill_window_init(&win, 2);
-  return emit_pool(ex, op, quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL,
-                   kernel, &win, false);
+  bool avg = quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL;
+  quill_type *xe = quill_type_elem(xt);
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  if (avg && quill_type_is_quant(xe) && quill_type_is_quant(ye) &&
+      (tx_scale_f32(quill_type_quant_scales(xe)[0]) !=
+           tx_scale_f32(quill_type_quant_scales(ye)[0]) ||
+       quill_type_quant_zero_points(xe)[0] !=
+           quill_type_quant_zero_points(ye)[0])) {
+    /* Rescaling average: TFLite's int8 MEAN over H and W. */
+    unsigned e0 = ex->errors;
+    tx_check_act_i8(ex, op, xe, "input");
+    tx_check_act_i8(ex, op, ye, "output");
+    if (ex->errors != e0)
+      return QUILL_ERR_INVALID;
+    int32_t axes[2] = {1, 2};
+    int32_t ins[2] = {tx_in(ex, op, 0, TX_NHWC),
+                      tx_const_i32(ex, "axes", 2, axes)};
+    int32_t y = tx_out(ex, op, 0);
+    if (ins[0] < 0 || ins[1] < 0 || y < 0)
+      return QUILL_ERR_NOMEM;
+    tx_op *o = tx_emit(ex, TFL_OP_MEAN, 2, ins, 1, &y);
+    if (!o)
+      return QUILL_ERR_NOMEM;
+    o->opt_type = TFL_OPT_ReducerOptions;
+    tx_opt_int(ex, o, TFL_REDUCER_KEEP_DIMS, TXO_BOOL, true, false);
+    return QUILL_OK;
+  }
+  return emit_pool(ex, op, avg, kernel, &win, false);
 }
 
 /* ---- reductions and softmax ----------------------------------------------------------- */

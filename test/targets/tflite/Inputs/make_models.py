@@ -1,0 +1,598 @@
+"""Test models for the TFLite target, written as Quill textual IR.
+
+  make_models.py OUTDIR [--only NAME,NAME]
+
+Writes OUTDIR/<name>.qir for every model below and OUTDIR/manifest.txt,
+one line per model:
+
+  <name> <max_ref> <max_opt> <armnn:yes|no> <what>
+
+max_ref (TFLite's reference kernels) and max_opt (its optimized kernels
+and the XNNPACK delegate) are the largest differences, in steps of the output's quantization
+(floats: in units of 1e-5 relative), allowed between Quill's reference
+interpreter and the TFLite interpreter; 0 for integer IR that follows
+TFLite's arithmetic (qconv2d/qmatmul with "tflite" rounding and the
+multipliers TFLite derives from the f32 scales, data movement on int8),
+more where the model is in reference QDQ form (float op between
+dequantize and quantize) and TFLite computes the int8 op its own way.
+TFLite's optimized kernels requantize through ruy, which rounds once
+(ruy/apply_multiplier.cc: "double rounding ... removed compared to
+reference"), and XNNPACK requantizes in fp32: one more step per
+requantizing op, and more through deep networks (max_opt).
+
+Models (random weights, fixed seeds; scales are f32 values so TFLite's f32
+parameters are exactly Quill's):
+  single ops, int8 integer IR  conv2d / depthwise / fully connected /
+                               batch matmul / pools / data movement /
+                               quantize / dequantize / requantize
+  single ops, int8 QDQ form    add, sub, mul, mean, softmax, logistic,
+                               tanh, hard_swish, relu, relu6, resize
+                               bilinear, concatenation with rescale
+  single ops, float            every builtin above in float
+  resnet18_int8                ResNet-18 (torchvision layout) on 1x3x64x64:
+                               integer convolutions, QDQ residual adds
+  mobilenetv2_int8             MobileNetV2 on 1x3x64x64: integer 1x1 and
+                               depthwise convolutions with ReLU6, QDQ adds
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+F32 = np.float32
+
+
+# ---- quantization arithmetic (TFLite's) ------------------------------------
+
+def f32(x):
+    return float(np.float32(x))
+
+
+def quantize_multiplier(real):
+    """TFLite's QuantizeMultiplier: real = m * 2^(shift - 31)."""
+    if real <= 0:
+        return 0, 0
+    q, e = math.frexp(real)
+    m = math.floor(q * (1 << 31) + 0.5)
+    if m == 1 << 31:
+        m //= 2
+        e += 1
+    if e < -31:
+        return 0, 0
+    return m, e
+
+
+def act_params(lo, hi):
+    """Asymmetric int8 params for the range [lo, hi] (widened to hold 0),
+    the scale rounded to f32."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi - lo < 1e-6:
+        hi = lo + 1e-6
+    s = f32((hi - lo) / 255.0)
+    zp = int(np.clip(round(-128 - lo / s), -128, 127))
+    return s, zp
+
+
+def weight_params(w, axis=0):
+    """Symmetric per-channel int8 [-127, 127] quantization along axis."""
+    red = tuple(i for i in range(w.ndim) if i != axis)
+    amax = np.maximum(np.abs(w).max(axis=red), 1e-8)
+    s = np.array([f32(a / 127.0) for a in amax], dtype=np.float64)
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    q = np.clip(np.round(w / s.reshape(shape)), -127, 127).astype(np.int8)
+    return q, s
+
+
+# ---- IR text ---------------------------------------------------------------------
+
+def qt(s, zp):
+    return "!quant.uniform<i8:f32, %r:%d>" % (f32(s), zp)
+
+
+def qt_axis(scales, axis):
+    body = ", ".join("%r:0" % f32(s) for s in scales)
+    return "!quant.uniform<i8<-127:127>:f32:%d, {%s}>" % (axis, body)
+
+
+def tensor(shape, elem):
+    return "tensor<%s%s>" % ("".join("%dx" % d for d in shape), elem)
+
+
+def dense(arr, ty):
+    data = np.ascontiguousarray(arr).tobytes().hex().upper()
+    return 'constant {value = dense<"0x%s"> : %s} : %s' % (data, ty, ty)
+
+
+def ints(v):
+    return "[%s]" % ", ".join(str(int(x)) for x in v)
+
+
+class Graph:
+    """Builds one func: args, ops (text lines), result."""
+
+    def __init__(self, name):
+        self.name = name
+        self.args = []
+        self.lines = []
+        self.n = 0
+        self.results = []
+
+    def arg(self, name, ty):
+        self.args.append("%%%s: %s" % (name, ty))
+        return "%" + name
+
+    def op(self, text, ty, name=None):
+        self.n += 1
+        v = "%%%s" % (name or "v%d" % self.n)
+        self.lines.append("  %s = %s : %s" % (v, text, ty))
+        return v
+
+    def const(self, arr, ty, name=None):
+        self.n += 1
+        v = "%%%s" % (name or "c%d" % self.n)
+        self.lines.append("  %s = %s" % (v, dense(arr, ty)))
+        return v
+
+    def ret(self, v, ty):
+        self.results.append((v, ty))
+
+    def text(self):
+        res = ", ".join(t for _, t in self.results)
+        if len(self.results) > 1:
+            res = "(" + res + ")"
+        out = ["func @%s(%s) -> %s {" % (self.name, ", ".join(self.args), res)]
+        out += self.lines
+        out.append("  return %s" % ", ".join(v for v, _ in self.results))
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+
+# ---- numpy float reference (for calibration only) -------------------------------
+
+def conv_f(x, w, b, stride, pad, group):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    oh = (xp.shape[2] - kh) // stride + 1
+    ow = (xp.shape[3] - kw) // stride + 1
+    y = np.zeros((n, o, oh, ow), dtype=np.float64)
+    og = o // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        ws = w[g * og:(g + 1) * og]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                y[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                       ws[:, :, i, j])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+class Net:
+    """Builds an integer-IR network while running it in float (on dequantized
+    int8 values) to pick each activation's quantization."""
+
+    def __init__(self, name, x_shape, rng, qdq_gap=False):
+        self.qdq_gap = qdq_gap
+        self.g = Graph(name)
+        self.rng = rng
+        xf = rng.standard_normal(x_shape)
+        self.s_in, self.zp_in = act_params(-3.0, 3.0)
+        self.x = (self.g.arg("x", tensor(x_shape, qt(self.s_in, self.zp_in))),
+                  xf, self.s_in, self.zp_in)
+
+    def deq(self, a):
+        v, xf, s, zp = a
+        return (np.clip(np.round(xf / s) + zp, -128, 127) - zp) * s
+
+    def conv(self, a, cout, k, stride=1, pad=None, group=1, act=None):
+        v, xf, s, zp = a
+        xq = self.deq(a)
+        cin = xq.shape[1]
+        if pad is None:
+            pad = [k // 2] * 4
+        fan = (cin // group) * k * k
+        w = self.rng.standard_normal((cout, cin // group, k, k)) * \
+            math.sqrt(2.0 / fan)
+        b = self.rng.standard_normal(cout) * 0.1
+        wq, ws = weight_params(w, 0)
+        bq = np.round(b / (s * ws)).astype(np.int32)
+        yf = conv_f(xq, wq * ws.reshape(-1, 1, 1, 1), bq * s * ws, stride, pad,
+                    group)
+        if act == "relu":
+            yf = np.maximum(yf, 0)
+        elif act == "relu6":
+            yf = np.clip(yf, 0, 6)
+        so, zo = act_params(yf.min(), yf.max())
+        amin = zo if act else -128
+        six = math.floor(float(np.float32(6.0) / np.float32(so)) + 0.5)
+        amax = min(127, zo + six) if act == "relu6" else 127
+        mult, shift = zip(*[quantize_multiplier(f32(s) * f32(x) / f32(so))
+                            for x in ws])
+        g = self.g
+        wv = g.const(wq, tensor(wq.shape, qt_axis(ws, 0)))
+        bv = g.const(bq, tensor(bq.shape, "i32"))
+        attrs = ("strides = %s, pads = %s, group = %d, rounding = \"tflite\", "
+                 "multiplier = %s, shift = %s, act_min = %d, act_max = %d" %
+                 (ints([stride, stride]), ints(pad), group, ints(mult),
+                  ints(shift), amin, amax))
+        ty = tensor(yf.shape, qt(so, zo))
+        y = g.op("qconv2d %s, %s, %s {%s}" % (v, wv, bv, attrs), ty)
+        return (y, yf, so, zo)
+
+    def add(self, a, b, act=None):
+        g = self.g
+        fa = self.deq(a)
+        fb = self.deq(b)
+        yf = fa + fb
+        if act == "relu":
+            yf = np.maximum(yf, 0)
+        so, zo = act_params(yf.min(), yf.max())
+        ta = tensor(fa.shape, "f32")
+        da = g.op("dequantize %s" % a[0], ta)
+        db = g.op("dequantize %s" % b[0], ta)
+        at = ' {activation = "relu"}' if act else ""
+        s = g.op("add %s, %s%s" % (da, db, at), ta)
+        q = g.op('quantize %s {rounding = "tflite"}' % s,
+                 tensor(yf.shape, qt(so, zo)))
+        return (q, yf, so, zo)
+
+    def maxpool(self, a, k, stride, pad):
+        v, xf, s, zp = a
+        xq = self.deq(a)
+        xp = np.pad(xq, ((0, 0), (0, 0), (pad, pad), (pad, pad)),
+                    constant_values=-1e9)
+        oh = (xp.shape[2] - k) // stride + 1
+        y = np.full((xq.shape[0], xq.shape[1], oh, oh), -1e9)
+        for i in range(k):
+            for j in range(k):
+                y = np.maximum(y, xp[:, :, i:i + stride * oh:stride,
+                                     j:j + stride * oh:stride])
+        ty = tensor(y.shape, qt(s, zp))
+        out = self.g.op("maxpool %s {kernel_shape = [%d, %d], strides = [%d, %d], "
+                        "pads = %s}" % (v, k, k, stride, stride, ints([pad] * 4)),
+                        ty)
+        return (out, y, s, zp)
+
+    def gap_fc(self, a, nout):
+        v, xf, s, zp = a
+        xq = self.deq(a)
+        n, c = xq.shape[:2]
+        ty = tensor([n, c, 1, 1], qt(s, zp))
+        if self.qdq_gap:
+            # reference form: the interpreter runs quantized pooling only
+            # once the integer pooling kernels exist
+            d = self.g.op("dequantize %s" % v, tensor(xq.shape, "f32"))
+            pf_ = self.g.op("global_avgpool %s" % d, tensor([n, c, 1, 1], "f32"))
+            p = self.g.op('quantize %s {rounding = "tflite"}' % pf_, ty)
+        else:
+            p = self.g.op("global_avgpool %s" % v, ty)
+        f = self.g.op("flatten %s {axis = 1}" % p, tensor([n, c], qt(s, zp)))
+        pf = xq.mean(axis=(2, 3))
+        w = self.rng.standard_normal((c, nout)) * math.sqrt(1.0 / c)
+        wq, ws = weight_params(w, 1)
+        b = self.rng.standard_normal(nout) * 0.1
+        bq = np.round(b / (s * ws)).astype(np.int32)
+        yf = pf @ (wq * ws) + bq * s * ws
+        so, zo = act_params(yf.min(), yf.max())
+        mult, shift = zip(*[quantize_multiplier(f32(s) * f32(x) / f32(so))
+                            for x in ws])
+        wv = self.g.const(wq, tensor(wq.shape, qt_axis(ws, 1)))
+        bv = self.g.const(bq, tensor(bq.shape, "i32"))
+        ty = tensor([n, nout], qt(so, zo))
+        y = self.g.op('qmatmul %s, %s, %s {rounding = "tflite", multiplier = %s, '
+                      "shift = %s}" % (f, wv, bv, ints(mult), ints(shift)), ty)
+        self.g.ret(y, ty)
+
+
+def resnet18(rng):
+    net = Net("resnet18_int8", (1, 3, 64, 64), rng, qdq_gap=True)
+    x = net.conv(net.x, 64, 7, stride=2, pad=[3, 3, 3, 3], act="relu")
+    x = net.maxpool(x, 3, 2, 1)
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        for blk in range(2):
+            s = stride if blk == 0 else 1
+            idn = x
+            y = net.conv(x, cout, 3, stride=s, act="relu")
+            y = net.conv(y, cout, 3)
+            if s != 1 or idn[1].shape[1] != cout:
+                idn = net.conv(idn, cout, 1, stride=s, pad=[0, 0, 0, 0])
+            x = net.add(y, idn, act="relu")
+    net.gap_fc(x, 1000)
+    return net.g
+
+
+def mobilenetv2(rng):
+    net = Net("mobilenetv2_int8", (1, 3, 64, 64), rng, qdq_gap=True)
+    x = net.conv(net.x, 32, 3, stride=2, pad=[1, 1, 1, 1], act="relu6")
+    cin = 32
+    cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+           (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+    for t, c, n, s in cfg:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            y = x
+            if t != 1:
+                y = net.conv(y, cin * t, 1, pad=[0, 0, 0, 0], act="relu6")
+            y = net.conv(y, cin * t, 3, stride=stride, pad=[1, 1, 1, 1],
+                         group=cin * t, act="relu6")
+            y = net.conv(y, c, 1, pad=[0, 0, 0, 0])
+            x = net.add(y, x) if stride == 1 and cin == c else y
+            cin = c
+    x = net.conv(x, 1280, 1, pad=[0, 0, 0, 0], act="relu6")
+    net.gap_fc(x, 1000)
+    return net.g
+
+
+# ---- single-op models --------------------------------------------------------------
+
+def single_ops(rng):
+    """(name, max_lsb, armnn, text, what) for every single-op model."""
+    out = []
+    sx, zx = 0.05, -3           # a common int8 input quantization
+    X = qt(sx, zx)
+
+    def add(name, lsb, armnn, g, what, opt=None):
+        out.append((name, (lsb, lsb if opt is None else opt), armnn, g.text(),
+                    what))
+
+    # conv2d: SAME padding, relu; stride 2 with PyTorch pads (PAD + VALID)
+    for name, stride, pads, act, hw in (("conv2d_int8", 1, [1, 1, 1, 1], "relu", 10),
+                                        ("conv2d_s2_int8", 2, [1, 1, 1, 1], "relu6", 10),
+                                        ("conv2d_valid_int8", 1, [0, 0, 0, 0], None, 9)):
+        net = Net(name, (1, 3, hw, hw), rng)
+        y = net.conv(net.x, 8, 3, stride=stride, pad=pads, act=act)
+        net.g.ret(y[0], tensor(y[1].shape, qt(y[2], y[3])))
+        add(name, 0, True, net.g, "CONV_2D int8 per-channel", opt=1)
+    net = Net("depthwise_int8", (1, 4, 8, 8), rng)
+    y = net.conv(net.x, 8, 3, pad=[1, 1, 1, 1], group=4, act="relu6")
+    net.g.ret(y[0], tensor(y[1].shape, qt(y[2], y[3])))
+    add("depthwise_int8", 0, True, net.g, "DEPTHWISE_CONV_2D int8, multiplier 2",
+        opt=1)
+    for name, per_channel in (("fc_int8", True), ("fc_per_tensor_int8", False)):
+        g = Graph(name)
+        x = g.arg("x", tensor([2, 16], X))
+        w = rng.standard_normal((16, 10)) * 0.25
+        wq, ws = weight_params(w, 1)
+        if not per_channel:
+            ws = np.full(10, f32(np.abs(w).max() / 127))
+            wq = np.clip(np.round(w / ws[0]), -127, 127).astype(np.int8)
+        bq = rng.integers(-500, 500, 10).astype(np.int32)
+        so = f32(sx * 16 * 0.25)
+        mult, shift = zip(*[quantize_multiplier(f32(sx) * f32(v) / so)
+                            for v in (ws if per_channel else ws[:1])])
+        wt = qt_axis(ws, 1) if per_channel else \
+            "!quant.uniform<i8<-127:127>:f32, %r:0>" % f32(ws[0])
+        wv = g.const(wq, tensor(wq.shape, wt))
+        bv = g.const(bq, tensor([10], "i32"))
+        ty = tensor([2, 10], qt(so, 3))
+        g.ret(g.op('qmatmul %s, %s, %s {rounding = "tflite", multiplier = %s, '
+                   "shift = %s}" % (x, wv, bv, ints(mult), ints(shift)),
+                   ty), ty)
+        add(name, 0, True, g, "FULLY_CONNECTED int8 %s" %
+            ("per-channel" if per_channel else "per-tensor"), opt=1)
+
+    # batch matmul: qmatmul of two activations
+    g = Graph("batch_matmul_int8")
+    a = g.arg("a", tensor([2, 3, 4], X))
+    b = g.arg("b", tensor([2, 4, 5], qt(0.04, 2)))
+    so = f32(0.05 * 0.04 * 4)
+    m, sh = quantize_multiplier(f32(0.05) * f32(0.04) / so)
+    ty = tensor([2, 3, 5], qt(so, 1))
+    y = g.op('qmatmul %s, %s {rounding = "tflite", multiplier = [%d], shift = [%d]}'
+             % (a, b, m, sh), ty)
+    g.ret(y, ty)
+    add("batch_matmul_int8", 0, False, g, "BATCH_MATMUL int8", opt=1)
+
+    # pooling and data movement on int8 (equal quantization)
+    def movement(name, body, in_shape, out_shape, what, armnn=True, lsb=0):
+        g = Graph(name)
+        x = g.arg("x", tensor(in_shape, X))
+        ty = tensor(out_shape, X)
+        y = g.op(body % x, ty)
+        g.ret(y, ty)
+        add(name, lsb, armnn, g, what)
+
+    movement("maxpool_int8", "maxpool %s {kernel_shape = [3, 3], strides = [2, 2], "
+             "pads = [1, 1, 1, 1]}", [1, 4, 9, 9], [1, 4, 5, 5], "MAX_POOL_2D int8 SAME")
+    movement("avgpool_int8", "avgpool %s {kernel_shape = [2, 2], strides = [2, 2]}",
+             [1, 4, 8, 8], [1, 4, 4, 4], "AVERAGE_POOL_2D int8 VALID")
+    movement("avgpool_same_int8", "avgpool %s {kernel_shape = [3, 3], strides = [1, 1], "
+             "pads = [1, 1, 1, 1]}", [1, 4, 6, 6], [1, 4, 6, 6],
+             "AVERAGE_POOL_2D int8 SAME (padding not counted)")
+    movement("global_avgpool_int8", "global_avgpool %s", [1, 8, 7, 7], [1, 8, 1, 1],
+             "AVERAGE_POOL_2D int8 over 7x7")
+    movement("reshape_int8", "reshape %s", [1, 4, 3, 2], [1, 24], "RESHAPE int8")
+    movement("transpose_int8", "transpose %s {perm = [0, 2, 1]}", [2, 3, 4], [2, 4, 3],
+             "TRANSPOSE int8")
+    # pad on int8 storage: Quill's contract pads the zero point, as TFLite
+    # does; the reference kernel on main still pads the stored 0 (pad_qdq
+    # covers PAD int8 meanwhile)
+    movement("resize_nearest_int8", "resize %s {mode = \"nearest\", "
+             "coordinate_transformation_mode = \"asymmetric\", nearest_mode = \"floor\"}",
+             [1, 3, 4, 4], [1, 3, 8, 8], "RESIZE_NEAREST_NEIGHBOR int8")
+    g = Graph("concat_int8")
+    a = g.arg("a", tensor([1, 2, 4, 4], X))
+    b = g.arg("b", tensor([1, 3, 4, 4], X))
+    ty = tensor([1, 5, 4, 4], X)
+    y = g.op("concat %s, %s {axis = 1}" % (a, b), ty)
+    g.ret(y, ty)
+    add("concat_int8", 0, True, g, "CONCATENATION int8 (NHWC, axis 3)")
+
+    # quantization ops
+    g = Graph("quantize_int8")
+    x = g.arg("x", tensor([1, 3, 4, 4], "f32"))
+    ty = tensor([1, 3, 4, 4], X)
+    g.ret(g.op('quantize %s {rounding = "tflite"}' % x, ty), ty)
+    add("quantize_int8", 0, True, g, "QUANTIZE float -> int8", opt=1)
+    g = Graph("dequantize_int8")
+    x = g.arg("x", tensor([1, 3, 4, 4], X))
+    ty = tensor([1, 3, 4, 4], "f32")
+    g.ret(g.op("dequantize %s" % x, ty), ty)
+    add("dequantize_int8", 0, True, g, "DEQUANTIZE int8 -> float")
+    g = Graph("requantize_int8")
+    x = g.arg("x", tensor([1, 16], X))
+    so = f32(0.0731)
+    m, sh = quantize_multiplier(f32(sx) / so)
+    ty = tensor([1, 16], qt(so, 7))
+    g.ret(g.op('requantize %s {rounding = "tflite", multiplier = [%d], shift = [%d]}'
+               % (x, m, sh), ty), ty)
+    add("requantize_int8", 0, True, g, "QUANTIZE int8 -> int8 (requantization)",
+        opt=1)
+
+    # QDQ reference form: float op between dequantize and quantize
+    def qdq(name, op_text, shapes, out_shape, out_q, what, lsb=1, armnn=True,
+            nin=1):
+        g = Graph(name)
+        ds = []
+        for i in range(nin):
+            xi = g.arg("x%d" % i, tensor(shapes[i], qt(sx * (1 + i), zx + 5 * i)))
+            ds.append(g.op("dequantize %s" % xi, tensor(shapes[i], "f32")))
+        r = g.op(op_text % tuple(ds), tensor(out_shape, "f32"))
+        ty = tensor(out_shape, out_q)
+        g.ret(g.op('quantize %s {rounding = "tflite"}' % r, ty), ty)
+        add(name, lsb, armnn, g, what)
+
+    qdq("add_qdq", 'add %s, %s {activation = "relu"}', [[1, 4, 5, 5]] * 2,
+        [1, 4, 5, 5], qt(0.06, -128), "ADD int8 + fused RELU", nin=2)
+    qdq("sub_qdq", "sub %s, %s", [[1, 4, 5, 5], [1, 4, 1, 1]], [1, 4, 5, 5],
+        qt(0.1, 0), "SUB int8, broadcast", nin=2)
+    qdq("mul_qdq", "mul %s, %s", [[1, 4, 5, 5]] * 2, [1, 4, 5, 5], qt(0.08, 0),
+        "MUL int8", nin=2)
+    qdq("mean_qdq", "reduce_mean %s {axes = [2, 3], keepdims = 1}", [[1, 6, 5, 5]],
+        [1, 6, 1, 1], qt(0.03, -2), "MEAN int8 (rescaling)")
+    qdq("softmax_qdq", "softmax %s {axis = -1}", [[2, 10]], [2, 10],
+        qt(1.0 / 256, -128), "SOFTMAX int8")
+    qdq("logistic_qdq", "sigmoid %s", [[1, 4, 3, 3]], [1, 4, 3, 3],
+        qt(1.0 / 256, -128), "LOGISTIC int8")
+    qdq("tanh_qdq", "tanh %s", [[1, 4, 3, 3]], [1, 4, 3, 3], qt(1.0 / 128, 0),
+        "TANH int8")
+    qdq("hard_swish_qdq", "hard_swish %s", [[1, 4, 3, 3]], [1, 4, 3, 3],
+        qt(0.03, -110), "HARD_SWISH int8", armnn=False)
+    qdq("relu_qdq", "relu %s", [[1, 4, 3, 3]], [1, 4, 3, 3], qt(0.04, -128),
+        "RELU int8 (rescaling)")
+    qdq("relu6_qdq", "clip %s {min = 0.0, max = 6.0}", [[1, 4, 3, 3]], [1, 4, 3, 3],
+        qt(0.02, -128), "RELU6 int8 (rescaling)")
+    qdq("resize_bilinear_qdq", 'resize %s {mode = "linear", '
+        'coordinate_transformation_mode = "half_pixel"}', [[1, 2, 4, 4]],
+        [1, 2, 8, 8], qt(sx, zx), "RESIZE_BILINEAR int8 half-pixel")
+    qdq("avgpool_qdq", "avgpool %s {kernel_shape = [2, 2], strides = [2, 2]}",
+        [[1, 4, 6, 6]], [1, 4, 3, 3], qt(sx, zx), "AVERAGE_POOL_2D int8 (folded)")
+    qdq("global_avgpool_qdq", "global_avgpool %s", [[1, 8, 7, 7]], [1, 8, 1, 1],
+        qt(sx, zx), "AVERAGE_POOL_2D int8 over 7x7 (folded)")
+    qdq("pad_qdq", "pad %s {pads = [0, 0, 1, 2, 0, 0, 2, 1]}", [[1, 2, 4, 4]],
+        [1, 2, 7, 7], qt(sx, zx), "PAD int8 (folded)", lsb=0)
+    qdq("resize_nearest_qdq", 'resize %s {mode = "nearest", '
+        'coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"}',
+        [[1, 3, 4, 4]], [1, 3, 8, 8], qt(sx, zx),
+        "RESIZE_NEAREST_NEIGHBOR int8 (folded)", lsb=0)
+    qdq("maxpool_qdq", "maxpool %s {kernel_shape = [2, 2], strides = [2, 2]}",
+        [[1, 4, 6, 6]], [1, 4, 3, 3], qt(sx, zx), "MAX_POOL_2D int8 (folded)",
+        lsb=0)
+    return out
+
+
+def float_ops(rng):
+    """Float single-op models: (name, text)."""
+    out = []
+
+    def unary(name, body, shape, out_shape=None, armnn=True):
+        g = Graph(name)
+        x = g.arg("x", tensor(shape, "f32"))
+        ty = tensor(out_shape or shape, "f32")
+        g.ret(g.op(body % x, ty), ty)
+        out.append((name, (0, 0), armnn, g.text(), "float"))
+
+    def weights(shape):
+        return rng.standard_normal(shape).astype(F32) * 0.3
+
+    g = Graph("conv2d_f32")
+    x = g.arg("x", tensor([1, 3, 8, 8], "f32"))
+    w = g.const(weights([6, 3, 3, 3]), tensor([6, 3, 3, 3], "f32"))
+    b = g.const(weights([6]), tensor([6], "f32"))
+    ty = tensor([1, 6, 4, 4], "f32")
+    g.ret(g.op('conv2d %s, %s, %s {strides = [2, 2], pads = [1, 1, 1, 1], '
+               'activation = "relu"}' % (x, w, b), ty), ty)
+    out.append(("conv2d_f32", (0, 0), True, g.text(), "float"))
+    g = Graph("depthwise_f32")
+    x = g.arg("x", tensor([1, 4, 6, 6], "f32"))
+    w = g.const(weights([4, 1, 3, 3]), tensor([4, 1, 3, 3], "f32"))
+    ty = tensor([1, 4, 6, 6], "f32")
+    g.ret(g.op('conv2d %s, %s {pads = [1, 1, 1, 1], group = 4, activation = "clip", '
+               'activation_min = 0.0, activation_max = 6.0}' % (x, w), ty), ty)
+    out.append(("depthwise_f32", (0, 0), True, g.text(), "float"))
+    g = Graph("gemm_f32")
+    x = g.arg("x", tensor([2, 8], "f32"))
+    w = g.const(weights([8, 5]), tensor([8, 5], "f32"))
+    b = g.const(weights([5]), tensor([5], "f32"))
+    ty = tensor([2, 5], "f32")
+    g.ret(g.op("gemm %s, %s, %s" % (x, w, b), ty), ty)
+    out.append(("gemm_f32", (0, 0), True, g.text(), "float"))
+    g = Graph("batch_matmul_f32")
+    a = g.arg("a", tensor([2, 3, 4], "f32"))
+    b = g.arg("b", tensor([2, 4, 5], "f32"))
+    ty = tensor([2, 3, 5], "f32")
+    g.ret(g.op("matmul %s, %s" % (a, b), ty), ty)
+    out.append(("batch_matmul_f32", (0, 0), False, g.text(), "float"))
+    for name, op in (("add_f32", "add"), ("sub_f32", "sub"), ("mul_f32", "mul")):
+        g = Graph(name)
+        a = g.arg("a", tensor([1, 4, 5, 5], "f32"))
+        c = g.const(weights([4, 1, 1]), tensor([4, 1, 1], "f32"))
+        ty = tensor([1, 4, 5, 5], "f32")
+        g.ret(g.op("%s %s, %s" % (op, a, c), ty), ty)
+        out.append((name, (0, 0), True, g.text(), "float, broadcast constant"))
+    unary("avgpool_f32", "avgpool %s {kernel_shape = [2, 2], strides = [2, 2]}",
+          [1, 3, 6, 6], [1, 3, 3, 3])
+    unary("maxpool_f32", "maxpool %s {kernel_shape = [3, 3], strides = [1, 1], "
+          "pads = [1, 1, 1, 1]}", [1, 3, 6, 6])
+    unary("mean_f32", "reduce_mean %s {axes = [2, 3], keepdims = 0}", [1, 5, 4, 4],
+          [1, 5])
+    unary("softmax_f32", "softmax %s {axis = 1}", [1, 6, 3, 3])
+    unary("logistic_f32", "sigmoid %s", [2, 7])
+    unary("tanh_f32", "tanh %s", [2, 7])
+    unary("hard_swish_f32", "hard_swish %s", [1, 3, 4, 4], armnn=False)
+    unary("relu_f32", "relu %s", [1, 3, 4, 4])
+    unary("relu6_f32", "clip %s {min = 0.0, max = 6.0}", [1, 3, 4, 4])
+    unary("reshape_f32", "flatten %s {axis = 1}", [1, 3, 4, 4], [1, 48])
+    unary("transpose_f32", "transpose %s {perm = [1, 0]}", [3, 5], [5, 3])
+    unary("pad_f32", "pad %s {pads = [0, 0, 1, 1, 0, 0, 1, 1]}", [1, 2, 3, 3],
+          [1, 2, 5, 5])
+    unary("resize_bilinear_f32", 'resize %s {mode = "linear", '
+          'coordinate_transformation_mode = "half_pixel"}', [1, 2, 4, 4], [1, 2, 8, 8])
+    unary("resize_nearest_f32", 'resize %s {mode = "nearest", '
+          'coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"}',
+          [1, 2, 3, 3], [1, 2, 6, 6])
+    g = Graph("concat_f32")
+    a = g.arg("a", tensor([1, 2, 3, 3], "f32"))
+    b = g.arg("b", tensor([1, 4, 3, 3], "f32"))
+    ty = tensor([1, 6, 3, 3], "f32")
+    g.ret(g.op("concat %s, %s {axis = 1}" % (a, b), ty), ty)
+    out.append(("concat_f32", (0, 0), True, g.text(), "float"))
+    return out
+
+
+def main():
+    outdir = sys.argv[1]
+    only = None
+    if len(sys.argv) > 3 and sys.argv[2] == "--only":
+        only = set(sys.argv[3].split(","))
+    os.makedirs(outdir, exist_ok=True)
+    rng = np.random.default_rng(1234)
+    models = single_ops(rng) + float_ops(rng)
+    models.append(("resnet18_int8", (4, 8), True, resnet18(rng).text(),
+                   "ResNet-18, integer convs, QDQ residual adds"))
+    models.append(("mobilenetv2_int8", (4, 24), True, mobilenetv2(rng).text(),
+                   "MobileNetV2, integer convs and depthwise, QDQ adds"))
+    with open(os.path.join(outdir, "manifest.txt"), "w") as man:
+        for name, lsb, armnn, text, what in models:
+            if only and name not in only:
+                continue
+            with open(os.path.join(outdir, name + ".qir"), "w") as f:
+                f.write(text)
+            man.write("%s %s %s %s %s\n" % (name, lsb[0], lsb[1],
+                                          "yes" if armnn else "no", what))
+
+
+main()

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# ctest `targets.tflite-runtime`: models written by the TFLite target, run
+# in the TFLite interpreter (tflite-runtime 2.14 from PyPI, in the venv of
+# scripts/pyenv.sh) and compared with Quill's reference interpreter.
+#
+#   runtime_test.sh SOURCE_DIR BUILD_DIR
+#
+# 1. schema.h against the flatc-generated `tflite` package (field ids,
+#    builtin codes, union indices, tensor types, defaults)
+# 2. Inputs/make_models.py: single-op int8 / QDQ / float models for every
+#    builtin the target writes, ResNet-18 and MobileNetV2 (random weights):
+#    export each, load it from bytes (the FlatBuffers verifier runs), run
+#    Quill and TFLite (reference kernels, optimized kernels, XNNPACK) on
+#    the same inputs, compare in LSB (tflite_check.py compare)
+# 3. the bundled digits model, float and onnxruntime's QDQ quantization:
+#    the same comparison on the 360 test images
+# 4. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
+#    build/venv-litert), if it installs; a failure to install is reported,
+#    not failed
+# Exits 77 (ctest: skipped) only when the venv cannot be set up because
+# PyPI is unreachable; any other setup problem fails the test.
+set -uo pipefail
+src="$1"
+build="$2"
+here="$src/test/targets/tflite"
+out="$build/test/targets/tflite/runtime"
+SYSPY=/usr/bin/python3
+
+if ! PY=$("$src/scripts/pyenv.sh"); then
+  if ! "$SYSPY" -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/tflite-runtime/', timeout=15)" >/dev/null 2>&1; then
+    echo "SKIP: scripts/pyenv.sh failed and pip cannot reach PyPI, so the TFLite interpreter cannot be installed"
+    exit 77
+  fi
+  echo "FAIL: scripts/pyenv.sh failed although PyPI is reachable"
+  exit 1
+fi
+rm -rf "$out"
+mkdir -p "$out/models" "$out/digits"
+fail=0
+step() { echo "== $*"; }
+check() { "$@" || fail=1; }
+
+step "schema.h against the tflite package (generated from schema.fbs)"
+check "$PY" "$here/Inputs/tflite_check.py" schema "$src/targets/tflite/schema.h"
+
+step "single-op models, ResNet-18, MobileNetV2: Quill vs TFLite"
+check "$SYSPY" "$here/Inputs/make_models.py" "$out/models"
+for qir in "$out"/models/*.qir; do
+  check "$build/quill-translate" "$qir" --export-tflite "${qir%.qir}.tflite"
+done
+check "$PY" "$here/Inputs/tflite_check.py" compare "$out/models" \
+  "$build/quill" --samples 3 --json "$out/models.json"
+
+step "digits: float model and onnxruntime's QDQ model, 360 test images"
+check "$build/quill-translate" --import-onnx "$src/examples/digits/model.onnx" \
+  -o "$out/digits/float.qir"
+check "$build/quill-opt" "$out/digits/float.qir" \
+  --pass-pipeline='fold-batchnorm,fuse-activation' -o "$out/digits/digits_f32.qir"
+check "$build/quill-translate" --import-onnx \
+  "$src/examples/digits/model.ort-qdq.onnx" -o "$out/digits/digits_qdq.qir"
+for m in digits_f32 digits_qdq; do
+  check "$build/quill-translate" "$out/digits/$m.qir" --export-tflite \
+    "$out/digits/$m.tflite" 2>/dev/null
+done
+check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits" "$build/quill" \
+  "$src/examples/digits/test_x.npy" --labels "$src/examples/digits/test_y.npy"
+
+step "the same models in ai-edge-litert (LiteRT)"
+LPY="$build/venv-litert/bin/python"
+if [ ! -x "$LPY" ] || ! "$LPY" -c "import ai_edge_litert.interpreter, tflite" 2>/dev/null; then
+  "$SYSPY" -m venv "$build/venv-litert" >/dev/null 2>&1 &&
+    "$LPY" -m pip install --disable-pip-version-check -q \
+      "ai-edge-litert==${QUILL_LITERT_VERSION:-2.3.0}" "tflite==2.18.0" >/dev/null 2>&1
+fi
+if "$LPY" -c "import ai_edge_litert.interpreter, tflite" 2>/dev/null; then
+  check "$LPY" "$here/Inputs/tflite_check.py" compare "$out/models" \
+    "$build/quill" --samples 2 --json "$out/models-litert.json"
+else
+  echo "note: ai-edge-litert could not be installed; LiteRT checks not run"
+fi
+
+if [ "$fail" = 0 ]; then echo "targets.tflite-runtime: all checks passed"; else echo "targets.tflite-runtime: FAILED"; fi
+exit "$fail"
