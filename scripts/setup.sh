@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS="cmake ninja-build gcc llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjansson-dev
       libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision
-      python3-sklearn python3-venv python3-flatbuffers
+      python3-sklearn python3-venv python3-flatbuffers python3-pyarmnn
       python3 pkg-config"
 missing=""
 for p in $PKGS; do

@@ -528,6 +528,41 @@ quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op) {
 
 /* ---- pooling ------------------------------------------------------------------------ */
 
+/* True if every value of v is >= 0.0 (stored >= zero point): v comes out
+ * of a ReLU-like activation. Max pooling may then pad with 0.0 (PAD)
+ * instead of the lowest value (PADV2, which fewer runtimes support). */
+static bool nonnegative(tflite_exporter *ex, const quill_value *v) {
+  for (int depth = 0; v && depth < 8; depth++) {
+    quill_op *d = quill_value_def(v);
+    if (!d)
+      return false;
+    quill_opcode opc = quill_op_opcode(d);
+    if (opc == QUILL_OP_QUANTIZE || opc == QUILL_OP_MAXPOOL ||
+        opc == QUILL_OP_IDENTITY) {
+      v = quill_op_operand(d, 0); /* look through */
+      continue;
+    }
+    if (opc == QUILL_OP_RELU)
+      return true;
+    if (opc == QUILL_OP_CLIP)
+      return quill_op_num_operands(d) == 1 &&
+             quill_op_attr_float(d, "min", -1.0) >= 0.0;
+    const quill_attr *a = quill_op_attr(d, "activation");
+    if (a && quill_attr_kind_of(a) == QUILL_ATTR_STRING) {
+      const char *s = quill_attr_string_value(a, NULL);
+      return !strcmp(s, "relu") ||
+             quill_op_attr_float(d, "activation_min", -1.0) >= 0.0;
+    }
+    quill_type *e = quill_type_elem(quill_value_type(v));
+    if (quill_type_is_quant(e) && quill_type_quant_num_params(e) == 1)
+      return quill_op_attr_int(d, "act_min", INT64_MIN) >=
+             quill_type_quant_zero_points(e)[0];
+    return false;
+  }
+  (void)ex;
+  return false;
+}
+
 static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
                               bool avg, const int64_t *kernel,
                               const quill_window *win, bool include_pad) {
@@ -565,7 +600,10 @@ static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
     double low = quill_type_is_quant(xe)
                      ? (double)quill_type_int_min(quill_type_quant_storage(xe))
                      : -3.4028234663852886e38;
-    x = emit_spatial_pad(ex, x, &p, !avg, low);
+    /* every window holds an input value (pads are smaller than the
+     * kernel), so 0.0 padding cannot win over a non-negative input */
+    bool use_low = !avg && !nonnegative(ex, tx_ein(ex, op, 0));
+    x = emit_spatial_pad(ex, x, &p, use_low, low);
     if (x < 0)
       return QUILL_ERR_NOMEM;
   }

@@ -14,7 +14,9 @@
 #    the same inputs, compare in LSB (tflite_check.py compare)
 # 3. the bundled digits model, float and onnxruntime's QDQ quantization:
 #    the same comparison on the 360 test images
-# 4. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
+# 4. Arm NN's TFLite parser on the CpuRef backend (Debian python3-pyarmnn):
+#    which models load and how far its results are from Quill's, reported
+# 5. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
 #    build/venv-litert), if it installs; a failure to install is reported,
 #    not failed
 # Exits 77 (ctest: skipped) only when the venv cannot be set up because
@@ -64,6 +66,14 @@ for m in digits_f32 digits_qdq; do
 done
 check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits" "$build/quill" \
   "$src/examples/digits/test_x.npy" --labels "$src/examples/digits/test_y.npy"
+
+step "Arm NN's TFLite parser, CpuRef backend (report only)"
+if "$PY" -c "import pyarmnn" >/dev/null 2>&1; then
+  check "$PY" "$here/Inputs/tflite_check.py" armnn "$out/models" "$build/quill" \
+    --json "$out/armnn.json" 2>&1 | grep -v '^Your ArmNN'
+else
+  echo "note: python3-pyarmnn is not installed (scripts/setup.sh installs it)"
+fi
 
 step "the same models in ai-edge-litert (LiteRT)"
 LPY="$build/venv-litert/bin/python"

@@ -24,6 +24,13 @@ python from scripts/pyenv.sh.
       Quill's reference form computes each layer in float and rounds,
       TFLite's int8 kernels in fixed point).
 
+  tflite_check.py armnn DIR QUILL [--json OUT]
+      Load every model of DIR/manifest.txt (and DIR/../digits/*.tflite)
+      with Arm NN's TFLite parser (Debian python3-pyarmnn), run it on the
+      CpuRef backend and compare with Quill as `compare` does. Reports,
+      never fails: Arm NN 20.08 rejects some valid models and rounds its
+      own way; it is a second consumer, not the oracle.
+
   tflite_check.py run MODEL.tflite [INPUT.npy...] [--output OUT.npy...]
       Load and run one model (inputs in Quill's layout), write outputs.
 
@@ -292,6 +299,113 @@ def cmd_dataset(args):
     return 1 if bad else 0
 
 
+def run_armnn(path, inputs):
+    """Arm NN (CpuRef) outputs in Quill layout; raises on any failure."""
+    import pyarmnn as ann
+    data = open(path, "rb").read()
+    perms = layouts(data)
+    parser = ann.ITfLiteParser()
+    net = parser.CreateNetworkFromBinaryFile(path)
+    runtime = ann.IRuntime(ann.CreationOptions())
+    opt, msgs = ann.Optimize(net, [ann.BackendId("CpuRef")],
+                             runtime.GetDeviceSpec(), ann.OptimizerOptions())
+    net_id, _ = runtime.LoadNetwork(opt)
+    in_names = parser.GetSubgraphInputTensorNames(0)
+    out_names = parser.GetSubgraphOutputTensorNames(0)
+    in_info = [parser.GetNetworkInputBindingInfo(0, n) for n in in_names]
+    out_info = [parser.GetNetworkOutputBindingInfo(0, n) for n in out_names]
+    phys = []
+    for n, x in zip(in_names, inputs):
+        p = perms.get(n)
+        phys.append(np.ascontiguousarray(x.transpose(p) if p else x))
+    ins = ann.make_input_tensors(in_info, phys)
+    outs = ann.make_output_tensors(out_info)
+    runtime.EnqueueWorkload(net_id, ins, outs)
+    res = ann.workload_tensors_to_ndarray(outs)
+    out = []
+    for n, y in zip(out_names, res):
+        p = perms.get(n)
+        y = y.reshape([d for d in y.shape])
+        out.append(y.transpose(np.argsort(p)) if p else y)
+    return out
+
+
+def run_armnn_isolated(path, inputs, tmp):
+    """run_armnn in a child process: Arm NN asserts (aborts) on some
+    models it does not support."""
+    ins = []
+    for i, x in enumerate(inputs):
+        f = os.path.join(tmp, "armnn_in%d.npy" % i)
+        np.save(f, x)
+        ins.append(f)
+    out = os.path.join(tmp, "armnn_out.npz")
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "armnn1", path,
+                        out] + ins, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        lines = [l for l in p.stdout.splitlines()
+                 if l.strip() and not l.startswith(("Your ArmNN", "INFO"))]
+        why = lines[-1] if lines else ""
+        if p.returncode < 0:
+            why = "Arm NN aborted (signal %d): %s" % (-p.returncode, why)
+        raise RuntimeError(why)
+    z = np.load(out)
+    return [z["out%d" % i] for i in range(len(z.files))]
+
+
+def cmd_armnn1(args):
+    outs = run_armnn(args.model, [np.load(f) for f in args.inputs])
+    np.savez(args.out, **{"out%d" % i: y for i, y in enumerate(outs)})
+    return 0
+
+
+def cmd_armnn(args):
+    import pyarmnn as ann
+    print("Arm NN %s (pyarmnn), CpuRef backend" % ann.ARMNN_VERSION)
+    rows = []
+    with open(os.path.join(args.dir, "manifest.txt")) as f:
+        manifest = [l.split(" ", 4) for l in f.read().splitlines() if l]
+    counts = {"agree": 0, "differ": 0, "rejected": 0, "skipped": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, bound, _, armnn, what in manifest:
+            path = os.path.join(args.dir, name + ".tflite")
+            data = open(path, "rb").read()
+            rng = np.random.default_rng(7)
+            row = {"model": name}
+            try:
+                xs = make_inputs(data, rng)
+                ref = run_quill(args.quill, os.path.join(args.dir, name + ".qir"),
+                                xs, tmp)
+            except MissingKernel as e:
+                row["status"] = "skipped: " + str(e)
+                counts["skipped"] += 1
+                rows.append(row)
+                print("skip     %-22s %s" % (name, e))
+                continue
+            try:
+                got = run_armnn_isolated(path, xs, tmp)
+                d = max(difference(g.reshape(e.shape), e) for g, e in zip(got, ref))
+                row["diff"] = d
+                key = "agree" if d <= float(bound) or (
+                    "f32" in name and d <= 1e-5) else "differ"
+                counts[key] += 1
+                row["status"] = key
+                print("%-8s %-22s max difference %g (Quill vs TFLite bound %s)" % (
+                    key, name, d, bound))
+            except Exception as e:  # noqa: BLE001 - reported, not failed
+                msg = str(e).replace("\n", " ")[:160]
+                row["status"] = "rejected: " + msg
+                counts["rejected"] += 1
+                print("rejected %-22s %s" % (name, msg))
+            rows.append(row)
+    print("Arm NN: %(agree)d agree, %(differ)d differ, %(rejected)d rejected, "
+          "%(skipped)d skipped (report only)" % counts)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
 def cmd_run(args):
     data = open(args.model, "rb").read()
     xs = [np.load(f) for f in args.inputs]
@@ -411,6 +525,14 @@ def main():
     d.add_argument("quill")
     d.add_argument("data")
     d.add_argument("--labels")
+    a = sub.add_parser("armnn")
+    a.add_argument("dir")
+    a.add_argument("quill")
+    a.add_argument("--json")
+    a1 = sub.add_parser("armnn1")
+    a1.add_argument("model")
+    a1.add_argument("out")
+    a1.add_argument("inputs", nargs="*")
     r = sub.add_parser("run")
     r.add_argument("model")
     r.add_argument("inputs", nargs="*")
@@ -419,7 +541,8 @@ def main():
     s.add_argument("schema_h")
     args = ap.parse_args()
     return {"compare": cmd_compare, "run": cmd_run, "schema": cmd_schema,
-            "dataset": cmd_dataset}[args.cmd](args)
+            "dataset": cmd_dataset, "armnn": cmd_armnn,
+            "armnn1": cmd_armnn1}[args.cmd](args)
 
 
 sys.exit(main())
