@@ -194,7 +194,7 @@ quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
   if (!quill_type_has_static_shape(xt) || !quill_type_has_static_shape(yt))
     return tx_error(ex, op, "dynamic shapes are not supported");
   if (integer && !quill_type_is_quant(ye))
-    return tx_error(ex, op, "a %s result (the raw accumulator, no "
+    return tx_error(ex, op, "an %s result (the raw accumulator, no "
                             "requantization) has no TFLite form",
                     quill_type_scalar_name(quill_type_kind_of(ye)));
   const quill_attr *w = tx_in_const(ex, op, 1);

@@ -25,6 +25,10 @@ enum { QUILL_EXIT_OK = 0, QUILL_EXIT_ERROR = 1, QUILL_EXIT_USAGE = 2 };
 #include "tools/quill/commands.def"
 #undef QUILL_CMD
 
+/* `quill compile ... -o OUT.tflite` (compile_tflite.c); called by the
+ * compile command for a .tflite output, with the compile command's argv. */
+int quill_compile_tflite(int argc, char **argv);
+
 /* ---- command-line helpers (options.c) ------------------------------------- */
 
 /* Walks argv[1..argc) of a subcommand. */

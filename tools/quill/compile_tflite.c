@@ -1,0 +1,265 @@
+/*
+ * compile_tflite.c - `quill compile MODEL -o OUT.tflite`: a TFLite
+ * FlatBuffer for TFLite and vendor NPU/DSP runtimes (targets/tflite).
+ *
+ *   quill compile MODEL (.onnx | .qir) -o OUT.tflite
+ *         [--backend NAME|FILE --calib PATH [--max-samples N]]
+ *         [--keep-float a,b] [--allow-custom-ops] [--entry FUNC]
+ *         [--input-shape NAME=D,..]... [--print-pipeline]
+ *
+ * Flow:
+ *
+ *   MODEL --load--> module
+ *     float model, --backend + --calib: the quantization pipeline
+ *       fold-batchnorm, fuse-activation{backend}, insert-observers{backend
+ *       keep-float}, calibrate{data max-samples}, quantize,
+ *       fuse-qdq{backend} (when this build has it), canonicalize, dce
+ *     float model without --backend: fold-batchnorm, fuse-activation
+ *       (a float .tflite)
+ *     already quantized model (QDQ ONNX, integer .qir): fuse-qdq when this
+ *       build has it
+ *   --> quill_tflite_export_file (the int8 spec is checked there; reference
+ *       QDQ patterns fold into int8 builtins, so fuse-qdq is optional)
+ *
+ * `compile` dispatches here on an output ending in .tflite
+ * (tools/quill/compile.c). The pipeline text is printed by
+ * --print-pipeline, so `quill-opt --pass-pipeline=...` reproduces a run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/pass.h"
+#include "targets/tflite/tflite_export.h"
+#include "tools/quill/quill.h"
+
+typedef struct tflite_args {
+  const char *model, *out, *backend, *calib, *keep_float, *entry;
+  long long max_samples;
+  const char **shapes;
+  unsigned nshapes;
+  bool allow_custom, print_pipeline;
+} tflite_args;
+
+static void print_help(FILE *out) {
+  fputs(
+      "USAGE: quill compile MODEL -o OUT.tflite [options]\n\n"
+      "Write MODEL (.onnx, or .qir textual IR) as a TFLite FlatBuffer. A float\n"
+      "model is quantized first when --backend and --calib are given (int8\n"
+      "for --backend tflite-int8); otherwise it is written in float. An\n"
+      "already quantized model (QDQ ONNX, integer IR) is written as int8.\n\n"
+      "OPTIONS:\n"
+      "  -o FILE.tflite           the output file (required)\n"
+      "  --backend NAME|FILE      quantize for this backend config (see\n"
+      "                           'quill backends'; TFLite runs tflite-int8)\n"
+      "  --calib PATH             calibration data (see 'quill quantize')\n"
+      "  --max-samples N          calibrate on the first N samples only\n"
+      "  --keep-float a,b         ops to keep float (by location or result\n"
+      "                           name): they run in float between\n"
+      "                           DEQUANTIZE and QUANTIZE\n"
+      "  --allow-custom-ops       write ops without a TFLite builtin as custom\n"
+      "                           ops 'quill.<op>' instead of failing\n"
+      "  --entry FUNC             the function of a .qir module to write\n"
+      "  --input-shape NAME=D,..  static shape of an ONNX graph input\n"
+      "  --print-pipeline         print the pass pipeline and exit\n"
+      "  -h, --help               show this help\n\n"
+      "4-D inputs and outputs of convolutional models become NHWC; the\n"
+      "model's \"quill\" metadata lists the permutation of each.\n"
+      "Exit codes: 0 success, 1 an error in the model (nothing is written),\n"
+      "2 bad usage.\n",
+      out);
+}
+
+static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
+  quill_cli c;
+  quill_cli_init(&c, argc, argv, "quill compile");
+  a->shapes = calloc((size_t)argc, sizeof *a->shapes);
+  if (!a->shapes) {
+    fputs("quill compile: error: out of memory\n", stderr);
+    return QUILL_EXIT_USAGE;
+  }
+  const char *v;
+  while (quill_cli_peek(&c) && !c.bad) {
+    const char *s = quill_cli_peek(&c);
+    if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
+      *help = true;
+      return QUILL_EXIT_OK;
+    } else if (quill_cli_value(&c, "-o", &v)) {
+      a->out = v;
+    } else if (quill_cli_value(&c, "--backend", &v)) {
+      a->backend = v;
+    } else if (quill_cli_value(&c, "--calib", &v)) {
+      a->calib = v;
+    } else if (quill_cli_value(&c, "--keep-float", &v)) {
+      a->keep_float = v;
+    } else if (quill_cli_value(&c, "--entry", &v)) {
+      a->entry = v;
+    } else if (quill_cli_value(&c, "--max-samples", &v)) {
+      char *end = NULL;
+      a->max_samples = v ? strtoll(v, &end, 10) : 0;
+      if (v && (!*v || *end || a->max_samples < 1))
+        quill_cli_usage_error(&c, "--max-samples needs a positive integer, "
+                                  "got '%s'",
+                              v);
+    } else if (quill_cli_value(&c, "--input-shape", &v)) {
+      if (v && !strchr(v, '='))
+        quill_cli_usage_error(&c, "--input-shape needs NAME=D,.., got '%s'",
+                              v);
+      else if (v)
+        a->shapes[a->nshapes++] = v;
+    } else if (quill_cli_flag(&c, "--allow-custom-ops")) {
+      a->allow_custom = true;
+    } else if (quill_cli_flag(&c, "--print-pipeline")) {
+      a->print_pipeline = true;
+    } else if (s[0] == '-' && s[1] != '\0') {
+      quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
+                                "--help')",
+                            s);
+    } else if (!a->model) {
+      a->model = s;
+      c.i++;
+    } else {
+      quill_cli_usage_error(&c, "more than one model ('%s' and '%s')",
+                            a->model, s);
+    }
+  }
+  if (c.bad)
+    return QUILL_EXIT_USAGE;
+  if (!a->model && !a->print_pipeline)
+    quill_cli_usage_error(&c, "no model given (see 'quill compile --help')");
+  else if (!a->out && !a->print_pipeline)
+    quill_cli_usage_error(&c, "-o OUT.tflite is required");
+  else if (!a->backend != !a->calib)
+    quill_cli_usage_error(&c, "--backend and --calib go together (quantize "
+                              "with both, or write a float model with neither)");
+  else if (a->keep_float && !a->backend)
+    quill_cli_usage_error(&c, "--keep-float needs --backend and --calib");
+  return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
+}
+
+static bool has_pass(const char *name) {
+  return quill_pass_lookup(name, strlen(name)) != NULL;
+}
+
+/* True if the module already holds quantized values (QDQ or integer). */
+static bool is_quantized(quill_module *m) {
+  for (unsigned gi = 0; gi < quill_module_num_graphs(m); gi++)
+    QUILL_GRAPH_FOREACH(quill_module_graph(m, gi), op) {
+      if (quill_op_has_flag(op, QUILL_OPF_QUANT))
+        return true;
+    }
+  return false;
+}
+
+/* The pass pipeline for this run into buf; false (with a message) if a
+ * pass it needs is not in this build. */
+static bool pipeline(const tflite_args *a, bool quantized, char *buf,
+                     size_t cap) {
+  buf[0] = '\0';
+  if (quantized) {
+    if (has_pass("fuse-qdq"))
+      snprintf(buf, cap, "fuse-qdq{backend=%s},canonicalize,dce",
+               a->backend ? a->backend : "tflite-int8");
+    return true;
+  }
+  if (!a->backend) {
+    snprintf(buf, cap, "fold-batchnorm,fuse-activation");
+    return true;
+  }
+  static const char *const needed[] = {"insert-observers", "calibrate",
+                                       "quantize"};
+  for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+    if (!has_pass(needed[i])) {
+      fprintf(stderr, "quill compile: error: this build has no '%s' pass, "
+                      "so it cannot quantize a float model; give an already "
+                      "quantized model (QDQ ONNX or integer .qir), or omit "
+                      "--backend/--calib for a float .tflite\n",
+              needed[i]);
+      return false;
+    }
+  if (strpbrk(a->calib, " {},") || strpbrk(a->backend, " {},") ||
+      (a->keep_float && strpbrk(a->keep_float, " {}"))) {
+    fprintf(stderr, "quill compile: error: --backend, --calib and "
+                    "--keep-float must not contain blanks, braces or commas "
+                    "here\n");
+    return false;
+  }
+  char kf[1024] = "", ms[64] = "";
+  if (a->keep_float)
+    snprintf(kf, sizeof kf, " keep-float=%s", a->keep_float);
+  if (a->max_samples)
+    snprintf(ms, sizeof ms, " max-samples=%lld", a->max_samples);
+  int n = snprintf(buf, cap,
+                   "fold-batchnorm,fuse-activation{backend=%s},"
+                   "insert-observers{backend=%s%s},calibrate{data=%s%s},"
+                   "quantize",
+                   a->backend, a->backend, kf, a->calib, ms);
+  if (n > 0 && (size_t)n < cap && has_pass("fuse-qdq"))
+    snprintf(buf + n, cap - (size_t)n, ",fuse-qdq{backend=%s}", a->backend);
+  size_t len = strlen(buf);
+  snprintf(buf + len, cap - len, ",canonicalize,dce");
+  return true;
+}
+
+int quill_compile_tflite(int argc, char **argv) {
+  tflite_args a;
+  memset(&a, 0, sizeof a);
+  bool help = false;
+  int rc = parse_args(argc, argv, &a, &help);
+  if (help) {
+    print_help(stdout);
+    free(a.shapes);
+    return QUILL_EXIT_OK;
+  }
+  if (rc != QUILL_EXIT_OK) {
+    free(a.shapes);
+    return rc;
+  }
+  char pipe[4096];
+  if (a.print_pipeline && !a.model) {
+    rc = pipeline(&a, false, pipe, sizeof pipe) ? QUILL_EXIT_OK
+                                                : QUILL_EXIT_ERROR;
+    if (!rc)
+      printf("%s\n", pipe);
+    free(a.shapes);
+    return rc;
+  }
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  if (!ctx) {
+    free(a.shapes);
+    return QUILL_EXIT_ERROR;
+  }
+  quill_onnx_options oo = {a.shapes, a.nshapes, NULL};
+  quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
+  rc = QUILL_EXIT_ERROR;
+  if (m) {
+    bool quantized = is_quantized(m);
+    if (quantized && a.backend)
+      fprintf(stderr, "quill compile: note: the model is already quantized: "
+                      "--backend/--calib are not used for calibration\n");
+    if (pipeline(&a, quantized, pipe, sizeof pipe)) {
+      if (a.print_pipeline) {
+        printf("%s\n", pipe);
+        rc = QUILL_EXIT_OK;
+      } else {
+        quill_status st = QUILL_OK;
+        if (pipe[0]) {
+          quill_pass_manager *pm = quill_pass_manager_create(ctx);
+          st = !pm ? QUILL_ERR_NOMEM
+                   : quill_pass_manager_parse_pipeline(pm, pipe);
+          if (!st)
+            st = quill_pass_manager_run(pm, m);
+          quill_pass_manager_destroy(pm);
+        }
+        quill_graph *g =
+            st ? NULL : quill_tool_entry_graph(ctx, m, a.model, a.entry);
+        quill_tflite_export_options to = {a.allow_custom, 0};
+        if (g && quill_tflite_export_file(ctx, g, a.out, &to) == QUILL_OK)
+          rc = QUILL_EXIT_OK;
+      }
+    }
+    quill_module_destroy(m);
+  }
+  quill_context_destroy(ctx);
+  free(a.shapes);
+  return rc;
+}
