@@ -464,8 +464,6 @@ quill_type *tx_out_type(tflite_exporter *ex, const quill_op *op, unsigned i) {
 
 int tx_layout_of(tflite_exporter *ex, const quill_value *v) {
   v = tx_resolve(ex, v);
-  if (quill_type_rank(quill_value_type(v)) != 4)
-    return TX_NATIVE;
   tx_vinfo *vi = tx_info(ex, v);
   return vi ? vi->layout : TX_NATIVE;
 }
@@ -527,6 +525,8 @@ static int32_t own_tensor(tflite_exporter *ex, const quill_value *v) {
   if (!vi)
     return -1;
   int layout = tx_layout_of(ex, v);
+  if (layout == TX_FLAT) /* same dims, stored in slot 0 */
+    layout = TX_NATIVE;
   if (vi->tensor[layout] >= 0)
     return vi->tensor[layout];
   quill_type *t = quill_value_type(v);
@@ -567,7 +567,7 @@ int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want) {
     return vi->tensor[want];
   }
   int32_t own = own_tensor(ex, v);
-  if (own < 0 || want == vi->layout)
+  if (own < 0 || rank != 4 || want == vi->layout)
     return own;
   /* Needed in the other layout: a runtime TRANSPOSE. */
   if (!vi->warned && ex->op) {

@@ -76,11 +76,15 @@ typedef struct tx_buffer {
 
 /* ---- per-value and per-op analysis ------------------------------------------------ */
 
-enum { TX_NATIVE = 0, TX_NHWC = 1, TX_ANY = 2 };
+/* TX_FLAT: a 2-D [N, C*H*W] value holding the flattened NHWC data of an
+ * [N, C, H, W] value (element order h, w, c); only fully connected layers
+ * (which permute their weights to match) and quantize/dequantize read it. */
+enum { TX_NATIVE = 0, TX_NHWC = 1, TX_ANY = 2, TX_FLAT = 3 };
 
 typedef struct tx_vinfo {
   unsigned index;            /* dense index (layout union-find) */
-  uint8_t layout;            /* TX_NATIVE or TX_NHWC (4-D values only) */
+  uint8_t layout;            /* TX_NATIVE, TX_NHWC (4-D), TX_FLAT (2-D) */
+  int64_t chw[3];            /* TX_FLAT: the C, H, W it was flattened from */
   int32_t tensor[2];         /* per layout; -1 = not made yet */
   const quill_value *alias;  /* use this value's tensors instead */
   bool warned;               /* a TRANSPOSE warning was given */
@@ -200,7 +204,7 @@ const quill_value *tx_eout(tflite_exporter *ex, const quill_op *op,
                            unsigned i);
 quill_type *tx_in_type(tflite_exporter *ex, const quill_op *op, unsigned i);
 quill_type *tx_out_type(tflite_exporter *ex, const quill_op *op, unsigned i);
-/* The layout value v has (TX_NATIVE for non-4-D values). */
+/* The layout value v has (TX_NATIVE, TX_NHWC or TX_FLAT). */
 int tx_layout_of(tflite_exporter *ex, const quill_value *v);
 /* Tensor of value v in layout `want` (TX_ANY: its own): constants are
  * made (permuted at compile time), other values get a TRANSPOSE when

@@ -20,6 +20,13 @@
  * dims move: [N,C,1,1] is the same bytes in NCHW and NHWC), and otherwise
  * ask for NCHW, which inserts a TRANSPOSE (tx_value, with a warning).
  *
+ * A flatten of an NHWC value that keeps H, W > 1 ([N, C, H, W] ->
+ * [N, C*H*W], the classic CNN head) would need NCHW order. When every
+ * reader of the flattened value is a fully connected layer with constant
+ * weights (possibly through quantize/dequantize), the value is marked
+ * TX_FLAT instead: the RESHAPE flattens the NHWC data (order h, w, c) and
+ * the FULLY_CONNECTED weights are permuted at compile time to match.
+ *
  *   logical (Quill) dims  [N, C, H, W]
  *   NHWC physical dims    [N, H, W, C]   phys[i] = logical[perm[i]],
  *                                        perm = {0, 2, 3, 1}
@@ -146,6 +153,112 @@ static bool keeps_dims(const quill_op *op) {
   return quill_op_attr_int(op, "keepdims", 1) != 0;
 }
 
+/* ---- flattened NHWC heads ----------------------------------------------------- */
+
+typedef struct use_list {
+  const quill_op **ops;
+  unsigned *idx;
+  unsigned n, cap;
+} use_list;
+
+/* Effective uses: op reads value v as effective operand idx. */
+static void add_use(tflite_exporter *ex, tx_map *uses, const quill_value *v,
+                    const quill_op *op, unsigned idx) {
+  use_list *l = tx_map_get(uses, v);
+  if (!l) {
+    l = tx_alloc(ex, sizeof *l);
+    if (!l)
+      return;
+    tx_map_put(ex, uses, v, l);
+  }
+  if (l->n == l->cap) {
+    unsigned ncap = l->cap ? l->cap * 2 : 4;
+    const quill_op **no = tx_alloc(ex, ncap * sizeof *no);
+    unsigned *ni = tx_alloc(ex, ncap * sizeof *ni);
+    if (!no || !ni)
+      return;
+    if (l->n) {
+      memcpy(no, l->ops, l->n * sizeof *no);
+      memcpy(ni, l->idx, l->n * sizeof *ni);
+    }
+    l->ops = no;
+    l->idx = ni;
+    l->cap = ncap;
+  }
+  l->ops[l->n] = op;
+  l->idx[l->n++] = idx;
+}
+
+/* Can every reader of v take it flattened in NHWC order? Collects the
+ * values involved (v and the quantize/dequantize results after it). */
+static bool flat_ok(tflite_exporter *ex, const tx_map *uses,
+                    const quill_value *v, const quill_value **set,
+                    unsigned *n, unsigned cap) {
+  if (*n >= cap)
+    return false;
+  set[(*n)++] = v;
+  const use_list *l = tx_map_get(uses, v);
+  if (!l || !l->n)
+    return false; /* unused, or a graph output (the return is no use here) */
+  for (unsigned k = 0; k < l->n; k++) {
+    const quill_op *op = l->ops[k];
+    quill_opcode opc = quill_op_opcode(op);
+    if (opc == QUILL_OP_RETURN)
+      return false;
+    if (opc == QUILL_OP_QUANTIZE || opc == QUILL_OP_DEQUANTIZE ||
+        opc == QUILL_OP_REQUANTIZE) {
+      if (!flat_ok(ex, uses, tx_resolve(ex, tx_eout(ex, op, 0)), set, n, cap))
+        return false;
+      continue;
+    }
+    bool fc = (opc == QUILL_OP_GEMM && !quill_op_attr_int(op, "trans_a", 0)) ||
+              opc == QUILL_OP_MATMUL || opc == QUILL_OP_QMATMUL;
+    const quill_attr *w = fc ? tx_in_const(ex, op, 1) : NULL;
+    if (!fc || l->idx[k] != 0 || !w ||
+        quill_type_rank(quill_attr_dense_type(w)) != 2)
+      return false;
+  }
+  return true;
+}
+
+static void mark_flat(tflite_exporter *ex) {
+  tx_map uses = {0};
+  QUILL_GRAPH_FOREACH(ex->graph, op) {
+    tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+    if (oi && oi->skip)
+      continue;
+    for (unsigned i = 0; i < quill_op_num_operands(op); i++)
+      add_use(ex, &uses, tx_ein(ex, op, i), op, i);
+  }
+  QUILL_GRAPH_FOREACH(ex->graph, op) {
+    quill_opcode opc = quill_op_opcode(op);
+    tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+    if ((opc != QUILL_OP_FLATTEN && opc != QUILL_OP_RESHAPE) ||
+        (oi && oi->skip))
+      continue;
+    const quill_value *x = tx_ein(ex, op, 0);
+    const quill_value *y = tx_resolve(ex, tx_eout(ex, op, 0));
+    quill_type *xt = quill_value_type(x), *yt = quill_value_type(y);
+    if (quill_type_rank(xt) != 4 || quill_type_rank(yt) != 2 ||
+        tx_layout_of(ex, x) != TX_NHWC || !quill_type_has_static_shape(xt) ||
+        tx_layout_neutral(4, quill_type_dims(xt), TX_NHWC) ||
+        quill_type_dim(yt, 0) != quill_type_dim(xt, 0))
+      continue;
+    const quill_value *set[64];
+    unsigned n = 0;
+    if (!flat_ok(ex, &uses, y, set, &n, 64))
+      continue;
+    for (unsigned k = 0; k < n; k++) {
+      tx_vinfo *vi = tx_info(ex, set[k]);
+      if (!vi)
+        return;
+      vi->layout = TX_FLAT;
+      for (int d = 0; d < 3; d++)
+        vi->chw[d] = quill_type_dim(xt, (unsigned)d + 1);
+    }
+  }
+}
+
 quill_status tx_layout_run(tflite_exporter *ex) {
   unsigned n = ex->nvalues;
   groups g;
@@ -201,5 +314,6 @@ quill_status tx_layout_run(tflite_exporter *ex) {
   }
   quill_free(ex->ctx, g.parent, (n ? n : 1) * sizeof *g.parent);
   quill_free(ex->ctx, g.nhwc, (n ? n : 1) * sizeof *g.nhwc);
+  mark_flat(ex);
   return ex->nomem ? QUILL_ERR_NOMEM : QUILL_OK;
 }

@@ -335,12 +335,14 @@ quill_status tx_write_reshape(tflite_exporter *ex, const quill_op *op) {
                           "RESHAPE"))
     return QUILL_ERR_INVALID;
   const quill_value *xv = tx_ein(ex, op, 0);
+  const quill_value *yv = tx_resolve(ex, tx_eout(ex, op, 0));
+  int lout = tx_layout_of(ex, yv);
   int lin = tx_layout_of(ex, xv);
+  if (lout == TX_FLAT) /* flatten the NHWC data (layout.c) */
+    return emit_reshape(ex, tx_value(ex, xv, TX_NHWC), tx_out(ex, op, 0));
   if (!tx_layout_neutral(quill_type_rank(xt), quill_type_dims(xt), lin))
     lin = TX_NATIVE;
   int32_t x = tx_value(ex, xv, lin);
-  const quill_value *yv = tx_resolve(ex, tx_eout(ex, op, 0));
-  int lout = tx_layout_of(ex, yv);
   int32_t y = tx_out(ex, op, 0);
   if (tx_layout_neutral(quill_type_rank(yt), quill_type_dims(yt), lout))
     return emit_reshape(ex, x, y);

@@ -390,7 +390,9 @@ static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
   size_t esz = quill_type_elem_bytes(we);
   size_t wsize = quill_attr_dense_size(w);
   void *wdata = (void *)quill_attr_dense_data(w);
-  if (kn || (!quant && alpha != 1.0)) {
+  tx_vinfo *ai = tx_info(ex, tx_ein(ex, op, 0));
+  bool flat = ai && ai->layout == TX_FLAT;
+  if (kn || flat || (!quant && alpha != 1.0)) {
     wdata = tx_alloc(ex, wsize);
     if (!wdata)
       return QUILL_ERR_NOMEM;
@@ -402,6 +404,27 @@ static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
     if (!quant && alpha != 1.0)
       for (int64_t i = 0; i < N * K; i++)
         ((float *)wdata)[i] *= (float)alpha;
+  }
+  if (flat) {
+    /* The input is [N, C*H*W] flattened in NHWC order (layout.c): weight
+     * column (h*W + w)*C + c takes NCHW column c*H*W + h*W + w. */
+    int64_t C = ai->chw[0], H = ai->chw[1], W = ai->chw[2];
+    if (C * H * W != K)
+      return tx_error(ex, op, "internal error: flattened input of %lld "
+                              "features for %lld weights",
+                      (long long)(C * H * W), (long long)K);
+    unsigned char *perm = tx_alloc(ex, wsize);
+    if (!perm)
+      return QUILL_ERR_NOMEM;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t x = 0; x < W; x++)
+          for (int64_t c = 0; c < C; c++)
+            memcpy(perm + ((size_t)(n * K + (h * W + x) * C + c)) * esz,
+                   (unsigned char *)wdata +
+                       ((size_t)(n * K + c * H * W + h * W + x)) * esz,
+                   esz);
+    wdata = perm;
   }
   int64_t nk[2] = {N, K};
   int32_t wt_t = tx_const(ex, "weights", tx_tensor_type(we), 2, nk, wdata,

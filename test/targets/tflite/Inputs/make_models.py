@@ -378,6 +378,23 @@ def single_ops(rng):
         add(name, 0, True, g, "FULLY_CONNECTED int8 %s" %
             ("per-channel" if per_channel else "per-tensor"), opt=1)
 
+    # a classic CNN head: flatten of a 4x4 map into a fully connected layer
+    # (the flatten reads NHWC data, the FC weights are permuted to match)
+    net = Net("flatten_fc_int8", (1, 3, 4, 4), rng)
+    y = net.conv(net.x, 4, 3, pad=[1, 1, 1, 1], act="relu")
+    g = net.g
+    f = g.op("flatten %s {axis = 1}" % y[0], tensor([1, 64], qt(y[2], y[3])))
+    w = rng.standard_normal((64, 5)) * 0.125
+    wq, ws = weight_params(w, 1)
+    so = f32(y[2] * 4)
+    mult, shift = zip(*[quantize_multiplier(f32(y[2]) * f32(v) / so) for v in ws])
+    wv = g.const(wq, tensor(wq.shape, qt_axis(ws, 1)))
+    ty = tensor([1, 5], qt(so, 0))
+    g.ret(g.op('qmatmul %s, %s {rounding = "tflite", multiplier = %s, shift = %s}'
+               % (f, wv, ints(mult), ints(shift)), ty), ty)
+    add("flatten_fc_int8", 0, True, g, "CONV_2D + RESHAPE (NHWC order) + "
+        "FULLY_CONNECTED with permuted weights", opt=1)
+
     # batch matmul: qmatmul of two activations
     g = Graph("batch_matmul_int8")
     a = g.arg("a", tensor([2, 3, 4], X))
@@ -534,6 +551,16 @@ def float_ops(rng):
     ty = tensor([2, 5], "f32")
     g.ret(g.op("gemm %s, %s, %s" % (x, w, b), ty), ty)
     out.append(("gemm_f32", (0, 0), True, g.text(), "float"))
+    g = Graph("flatten_fc_f32")
+    x = g.arg("x", tensor([1, 3, 4, 4], "f32"))
+    w = g.const(weights([4, 3, 3, 3]), tensor([4, 3, 3, 3], "f32"))
+    c = g.op('conv2d %s, %s {pads = [1, 1, 1, 1], activation = "relu"}' % (x, w),
+             tensor([1, 4, 4, 4], "f32"))
+    f = g.op("flatten %s {axis = 1}" % c, tensor([1, 64], "f32"))
+    fw = g.const(weights([5, 64]), tensor([5, 64], "f32"))
+    ty = tensor([1, 5], "f32")
+    g.ret(g.op("gemm %s, %s {trans_b = 1}" % (f, fw), ty), ty)
+    out.append(("flatten_fc_f32", (0, 0), True, g.text(), "float"))
     g = Graph("batch_matmul_f32")
     a = g.arg("a", tensor([2, 3, 4], "f32"))
     b = g.arg("b", tensor([2, 4, 5], "f32"))
