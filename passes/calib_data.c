@@ -679,6 +679,11 @@ quill_type *quill_calib_dataset_input_type(const quill_calib_dataset *ds,
   return i < ds->num_inputs ? ds->types[i] : NULL;
 }
 
+const char *quill_calib_dataset_input_name(const quill_calib_dataset *ds,
+                                           unsigned i) {
+  return i < ds->num_inputs ? ds->names[i] : "";
+}
+
 const quill_tensor *quill_calib_dataset_sample(const quill_calib_dataset *ds,
                                                size_t i) {
   return i < ds->num ? ds->samples[i].t : NULL;

@@ -85,6 +85,9 @@ unsigned quill_calib_dataset_num_inputs(const quill_calib_dataset *ds);
 /* The type of input i. */
 quill_type *quill_calib_dataset_input_type(const quill_calib_dataset *ds,
                                            unsigned i);
+/* The name of input i (the graph argument's name, or "input<i>"). */
+const char *quill_calib_dataset_input_name(const quill_calib_dataset *ds,
+                                           unsigned i);
 /* Sample i: num_inputs tensors owned by the dataset (read-only). */
 const quill_tensor *quill_calib_dataset_sample(const quill_calib_dataset *ds,
                                                size_t i);

@@ -318,8 +318,8 @@ static quill_status check_inputs(calib *c, size_t i) {
                          quill_loc_file(c->ctx,
                                         quill_calib_dataset_origin(c->ds, i, k),
                                         0, 0),
-                         "calibrate: calibration input %u holds NaN or Inf",
-                         k);
+                         "calibrate: input '%s' holds NaN or Inf",
+                         quill_calib_dataset_input_name(c->ds, k));
   return QUILL_OK;
 }
 
