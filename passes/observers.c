@@ -254,6 +254,8 @@ typedef struct histo {
   double lo, w;     /* start and bin width */
   double total;
   const double *cum; /* cum[b] = sum of h[0..b), bins + 1 entries */
+  const double *cnz; /* kl: number of non-zero bins in [0, b) */
+  const double *hlh; /* kl: sum of h log h over [0, b) */
 } histo;
 
 /* The value below which `q` counts lie (linear inside its bin). */
@@ -267,37 +269,45 @@ static double value_at(const histo *H, double q) {
   return H->lo + (double)H->bins * H->w;
 }
 
-/* KL(P || Q) for the window [a, a + i) (see the header comment); gsum and
- * gnz are nq scratch entries. */
-static double kl_window(const histo *H, size_t a, size_t i, size_t nq,
-                        double *gsum, size_t *gnz) {
-  double qtot = H->cum[a + i] - H->cum[a];
-  if (qtot <= 0.0)
-    return INFINITY;
-  memset(gsum, 0, nq * sizeof *gsum);
-  memset(gnz, 0, nq * sizeof *gnz);
-  for (size_t j = 0; j < i; j++)
-    if (H->h[a + j] > 0.0) {
-      size_t g = j * nq / i;
-      gsum[g] += H->h[a + j];
-      gnz[g]++;
-    }
-  double left = H->cum[a], right = H->total - H->cum[a + i], kl = 0.0;
-  for (size_t j = 0; j < i; j++) {
-    double p = H->h[a + j];
-    if (j == 0)
-      p += left;
-    if (j == i - 1)
-      p += right;
-    if (p <= 0.0)
-      continue;
-    if (H->h[a + j] <= 0.0)
-      return INFINITY; /* Q is 0 where P is not */
-    size_t g = j * nq / i;
-    double pn = p / H->total, qn = gsum[g] / (double)gnz[g] / qtot;
-    kl += pn * log(pn / qn);
+static double xlogx(double x) { return x > 0.0 ? x * log(x) : 0.0; }
+
+/* KL(P || Q) for the window [a, a + i) (see the header comment), in
+ * O(nq) with prefix sums: with T the total count and q'_g = (level g's
+ * count / its non-zero bins) / (the window's count),
+ *
+ *   T * KL = sum_j p_j log p_j - T log T - sum_g log q'_g * sum_{j in g} p_j
+ *
+ * where p_j = h_j inside the window, plus the counts left of it at j = 0
+ * and right of it at j = i - 1. Level g holds bins ceil(g i / nq) ..
+ * ceil((g + 1) i / nq) - 1 (bin j in level floor(j nq / i)). */
+static double kl_window(const histo *H, size_t a, size_t i, size_t nq) {
+  const double *h = H->h + a;
+  double qtot = H->cum[a + i] - H->cum[a], T = H->total;
+  double left = H->cum[a], right = T - H->cum[a + i];
+  if (qtot <= 0.0 || (left > 0.0 && h[0] <= 0.0) ||
+      (right > 0.0 && h[i - 1] <= 0.0))
+    return INFINITY; /* Q is 0 where P is not */
+  /* sum p log p: the window's h log h, the end bins corrected */
+  double plp = H->hlh[a + i] - H->hlh[a];
+  if (i == 1) {
+    plp += xlogx(h[0] + left + right) - xlogx(h[0]);
+  } else {
+    plp += xlogx(h[0] + left) - xlogx(h[0]);
+    plp += xlogx(h[i - 1] + right) - xlogx(h[i - 1]);
   }
-  return kl;
+  double plq = 0.0;
+  for (size_t g = 0; g < nq; g++) {
+    size_t js = (g * i + nq - 1) / nq, je = ((g + 1) * i + nq - 1) / nq;
+    if (js >= je)
+      continue;
+    double sum = H->cum[a + je] - H->cum[a + js];
+    double nz = H->cnz[a + je] - H->cnz[a + js];
+    if (nz <= 0.0)
+      continue;
+    double psum = sum + (js == 0 ? left : 0.0) + (je == i ? right : 0.0);
+    plq += psum * log(sum / nz / qtot);
+  }
+  return (plp - xlogx(T) - plq) / T;
 }
 
 /* Squared quantization error of the histogram under the params of
@@ -328,24 +338,13 @@ static double mse_window(const quill_observer *o, const histo *H, double rlo,
   return err;
 }
 
-/* Search the windows for kl or mse; the chosen range into lo/hi. Returns
- * false on allocation failure. */
-static bool search(const quill_observer *o, const histo *H, double *lo,
+/* Search the windows for kl or mse; the chosen range into lo/hi. */
+static void search(const quill_observer *o, const histo *H, double *lo,
                    double *hi) {
   size_t B = H->bins, nq = 1;
   bool kl = o->s.observer.kind == QUILL_OBSERVER_KL;
-  double *gsum = NULL;
-  size_t *gnz = NULL;
-  if (kl) {
+  if (kl)
     nq = (size_t)(o->abs ? o->s.qmax + 1 : o->s.qmax - o->s.qmin + 1);
-    gsum = quill_alloc(o->ctx, nq * sizeof *gsum);
-    gnz = quill_alloc(o->ctx, nq * sizeof *gnz);
-    if (!gsum || !gnz) {
-      quill_free(o->ctx, gsum, nq * sizeof *gsum);
-      quill_free(o->ctx, gnz, nq * sizeof *gnz);
-      return false;
-    }
-  }
   double z = o->abs ? 0.0 : -H->lo / H->w; /* zero's bin position */
   double best = INFINITY, ls = 0.0, lerr = 0.0;
   int64_t lzp = 0;
@@ -357,7 +356,7 @@ static bool search(const quill_observer *o, const histo *H, double *lo,
       a = B - i;
     double rlo = o->abs ? -(double)i * H->w : H->lo + (double)a * H->w;
     double rhi = o->abs ? (double)i * H->w : H->lo + (double)(a + i) * H->w;
-    double d = kl ? kl_window(H, a, i, nq, gsum, gnz)
+    double d = kl ? kl_window(H, a, i, nq)
                   : mse_window(o, H, rlo, rhi, &ls, &lzp, &lerr);
     if (d >= 0.0 && d < best) {
       best = d;
@@ -367,10 +366,6 @@ static bool search(const quill_observer *o, const histo *H, double *lo,
     if (i == 1)
       break;
   }
-  if (kl) {
-    quill_free(o->ctx, gsum, nq * sizeof *gsum);
-    quill_free(o->ctx, gnz, nq * sizeof *gnz);
-  }
   if (o->abs) {
     *lo = -(double)best_i * H->w;
     *hi = (double)best_i * H->w;
@@ -378,7 +373,6 @@ static bool search(const quill_observer *o, const histo *H, double *lo,
     *lo = H->lo + (double)best_a * H->w;
     *hi = H->lo + (double)(best_a + best_i) * H->w;
   }
-  return true;
 }
 
 /* For kl: the bin holding 0 takes its neighbour's count (TensorRT's
@@ -421,15 +415,24 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
     return;
   size_t B = o->bins;
   bool kl = o->s.observer.kind == QUILL_OBSERVER_KL;
-  /* cum (B + 1) and, for kl, the adjusted counts (B) in one block */
-  size_t len = (B + 1 + (kl ? B : 0)) * sizeof(double);
+  /* cum (B + 1) and, for kl, the adjusted counts (B) and the prefix sums
+   * cnz and hlh (B + 1 each), in one block */
+  size_t len = (B + 1 + (kl ? 3 * B + 2 : 0)) * sizeof(double);
   double *cum = quill_alloc(o->ctx, len);
   if (!cum)
     return; /* out of memory: fall back to min/max */
-  histo H = {o->hist + c * B, B, o->hlo[c], o->hw[c], 0.0, cum};
+  histo H = {o->hist + c * B, B, o->hlo[c], o->hw[c], 0.0, cum, NULL, NULL};
   if (kl) {
-    flatten_zero_bin(o, &H, cum + B + 1);
-    H.h = cum + B + 1;
+    double *h = cum + B + 1, *cnz = h + B, *hlh = cnz + B + 1;
+    flatten_zero_bin(o, &H, h);
+    H.h = h;
+    cnz[0] = hlh[0] = 0.0;
+    for (size_t b = 0; b < B; b++) {
+      cnz[b + 1] = cnz[b] + (h[b] > 0.0);
+      hlh[b + 1] = hlh[b] + xlogx(h[b]);
+    }
+    H.cnz = cnz;
+    H.hlh = hlh;
   }
   cum[0] = 0.0;
   for (size_t b = 0; b < B; b++)
@@ -448,9 +451,8 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
       rlo = value_at(&H, (1.0 - p) * H.total);
       rhi = value_at(&H, p * H.total);
     }
-  } else if (!search(o, &H, &rlo, &rhi)) {
-    rlo = mn; /* out of memory: fall back to min/max */
-    rhi = mx;
+  } else {
+    search(o, &H, &rlo, &rhi);
   }
   quill_free(o->ctx, cum, len);
   /* never outside the data */
