@@ -27,9 +27,11 @@
  * are the identity during the runs (any old `quant` is dropped first), so
  * every observer sees float values. The observer callback checks every
  * float result for NaN/Inf (an error naming the sample and the op) and
- * feeds the fake_quants' results to their observers. When some observer
- * needs a histogram (percentile, kl, mse) a second run over the samples
- * fills the histograms (observers.c); only then.
+ * feeds the fake_quants' results to their observers. Observers that need
+ * a histogram (percentile, kl, mse; observers.c) get it after the first
+ * run over all samples has fixed its range: from copies of the values they
+ * saw, kept while they fit in histogram-cache-mb=N MiB (default 256; 0:
+ * never), else from a second run over the samples.
  *
  * Ranges become scale and zero point with quill_quant_params_from_range
  * (backends/scheme.c). A degenerate range (all zeros) gets scale 1.0 and a
@@ -58,9 +60,23 @@ typedef struct fq_info {
   bool from_data;        /* observed in the runs */
 } fq_info;
 
+/* Values seen in the first run by observers that need a histogram, kept
+ * (up to histogram-cache-mb MiB in all, default 256) so the histograms can
+ * be filled without running the samples again. */
+#define CACHE_MB_DEFAULT 256
+
+typedef struct cached {
+  size_t fq; /* index into calib.fq */
+  quill_tensor t;
+} cached;
+
 typedef struct calib {
   quill_pass_state *ps;
   quill_context *ctx;
+  cached *cache;
+  size_t ncache, cache_cap, cache_bytes;
+  size_t cache_budget;  /* bytes */
+  bool cache_ok;        /* every histogram value so far is in the cache */
   fq_info *fq;
   size_t nfq, cap;
   int32_t *index_of_id; /* entry graph: op id -> fq index, or -1 */
@@ -270,10 +286,52 @@ static bool all_finite(const quill_tensor *t) {
   return true;
 }
 
+static void cache_free(calib *c) {
+  for (size_t i = 0; i < c->ncache; i++)
+    quill_tensor_free(c->ctx, &c->cache[i].t);
+  quill_free(c->ctx, c->cache, c->cache_cap * sizeof *c->cache);
+  c->cache = NULL;
+  c->ncache = c->cache_cap = c->cache_bytes = 0;
+}
+
+/* Keep a copy of t for observer k; past the budget (or out of memory) the
+ * cache is dropped and the histograms take a second run. */
+static void cache_add(calib *c, size_t k, const quill_tensor *t) {
+  if (!c->cache_ok)
+    return;
+  bool ok = c->cache_bytes + t->size <= c->cache_budget;
+  if (ok && c->ncache == c->cache_cap) {
+    size_t ncap = c->cache_cap ? c->cache_cap * 2 : 64;
+    cached *p = quill_realloc(c->ctx, c->cache, c->cache_cap * sizeof *p,
+                              ncap * sizeof *p);
+    ok = p != NULL;
+    if (p) {
+      c->cache = p;
+      c->cache_cap = ncap;
+    }
+  }
+  cached e = {k, {NULL, NULL, 0}};
+  ok = ok && quill_tensor_alloc(c->ctx, t->type, &e.t) == QUILL_OK;
+  if (!ok) {
+    cache_free(c);
+    c->cache_ok = false;
+    return;
+  }
+  if (t->size)
+    memcpy(e.t.data, t->data, t->size);
+  c->cache[c->ncache++] = e;
+  c->cache_bytes += t->size;
+}
+
 static quill_status on_op(void *ud, const quill_op *op,
                           const quill_tensor *results, unsigned nres) {
   calib *c = ud;
-  if (c->pass == 1)
+  /* results computed from constants alone (the weights' fake_quants) are
+   * the same in every run; constants are checked once, by their observer */
+  bool from_constants = true;
+  for (unsigned i = 0; from_constants && i < quill_op_num_operands(op); i++)
+    from_constants = quill_value_constant(quill_op_operand(op, i)) != NULL;
+  if (c->pass == 1 && !(from_constants && quill_op_num_operands(op)))
     for (unsigned i = 0; i < nres; i++)
       if (!all_finite(&results[i]))
         return quill_error(c->ctx, quill_op_loc(op),
@@ -286,26 +344,24 @@ static quill_status on_op(void *ud, const quill_op *op,
   if (id >= c->num_ids || c->index_of_id[id] < 0)
     return QUILL_OK;
   fq_info *f = &c->fq[c->index_of_id[id]];
-  if (c->pass == 1)
+  if (c->pass == 1) {
     quill_observer_add_range(f->obs, &results[0], f->inner);
-  else
+    if (quill_observer_needs_histogram(f->obs))
+      cache_add(c, (size_t)c->index_of_id[id], &results[0]);
+  } else
     quill_observer_add_histogram(f->obs, &results[0], f->inner);
   return QUILL_OK;
 }
 
-static void progress(const calib *c, unsigned passes, size_t done,
-                     size_t total) {
+static void progress(const calib *c, size_t done, size_t total) {
   enum { WIDTH = 30 };
   size_t fill = total ? done * WIDTH / total : WIDTH;
   char bar[WIDTH + 1];
   for (size_t i = 0; i < WIDTH; i++)
     bar[i] = i < fill ? '#' : '.';
   bar[WIDTH] = '\0';
-  if (passes > 1)
-    fprintf(stderr, "\rcalibrate: pass %u/%u [%s] %zu/%zu", c->pass, passes,
-            bar, done, total);
-  else
-    fprintf(stderr, "\rcalibrate: [%s] %zu/%zu", bar, done, total);
+  fprintf(stderr, "\rcalibrate%s: [%s] %zu/%zu",
+          c->pass == 2 ? " (histograms)" : "", bar, done, total);
   fflush(stderr);
 }
 
@@ -323,8 +379,7 @@ static quill_status check_inputs(calib *c, size_t i) {
   return QUILL_OK;
 }
 
-static quill_status run_samples(calib *c, quill_graph *g, size_t n,
-                                unsigned passes) {
+static quill_status run_samples(calib *c, quill_graph *g, size_t n) {
   quill_context *ctx = c->ctx;
   unsigned nout = quill_graph_num_results(g);
   unsigned nin = quill_calib_dataset_num_inputs(c->ds);
@@ -342,7 +397,7 @@ static quill_status run_samples(calib *c, quill_graph *g, size_t n,
                                   nin, out, nout, on_op, c);
     quill_ref_tensors_free(ctx, out, nout);
     if (bar)
-      progress(c, passes, i + 1, n);
+      progress(c, i + 1, n);
   }
   if (bar)
     fputs("\r\033[K", stderr);
@@ -379,6 +434,16 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
   int64_t max = quill_pass_option_int(c->ps, "max-samples", 0, &st);
   if (st)
     return st;
+  int64_t mb = quill_pass_option_int(c->ps, "histogram-cache-mb",
+                                     CACHE_MB_DEFAULT, &st);
+  if (st)
+    return st;
+  if (mb < 0 || mb > (INT64_C(1) << 30))
+    return quill_error(ctx, quill_loc_unknown(),
+                       "calibrate: histogram-cache-mb must be in [0, 2^30], "
+                       "got %lld",
+                       (long long)mb);
+  c->cache_budget = (size_t)mb << 20;
   if (quill_pass_option(c->ps, "max-samples") && max < 1)
     return quill_error(ctx, quill_loc_unknown(),
                        "calibrate: max-samples must be at least 1, got %lld",
@@ -417,7 +482,8 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
         hist |= quill_observer_needs_histogram(c->fq[k].obs);
       }
     c->pass = 1;
-    st = run_samples(c, g, n, hist ? 2 : 1);
+    c->cache_ok = hist;
+    st = run_samples(c, g, n);
   }
   if (!st && hist) {
     for (size_t k = 0; !st && k < c->nfq; k++) {
@@ -429,9 +495,21 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
         st = quill_observer_start_histogram(f->obs);
     }
     c->pass = 2;
-    if (!st)
-      st = run_samples(c, g, n, 2);
+    if (!st && c->cache_ok) {
+      quill_pass_debug(c->ps, "histograms from %zu cached values (%zu bytes)",
+                       c->ncache, c->cache_bytes);
+      for (size_t i = 0; i < c->ncache; i++) {
+        fq_info *f = &c->fq[c->cache[i].fq];
+        quill_observer_add_histogram(f->obs, &c->cache[i].t, f->inner);
+      }
+    } else if (!st) {
+      quill_pass_debug(c->ps, "histograms from a second run over the "
+                              "samples (more than %zu bytes to keep)",
+                       c->cache_budget);
+      st = run_samples(c, g, n);
+    }
   }
+  cache_free(c);
   if (!st)
     quill_pass_stat_add(c->ps, "num-samples", n);
   if (c->index_of_id)
@@ -578,5 +656,5 @@ const quill_pass quill_pass_calibrate = {
     .requires = 0,
     .establishes = 0,
     .preserves = QUILL_PROP_ALL,
-    .options = "data=PATH max-samples=N",
+    .options = "data=PATH max-samples=N histogram-cache-mb=N",
 };
