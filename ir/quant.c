@@ -28,6 +28,20 @@ bool quill_rounding_parse(const char *name, quill_rounding *out) {
 
 const char *quill_rounding_name(quill_rounding r) { return names[r]; }
 
+int64_t quill_quantize_value(double x, double scale, int64_t zero_point,
+                             int64_t qmin, int64_t qmax, quill_rounding r,
+                             bool f64) {
+  double v = f64 ? x / scale : (double)((float)x / (float)scale);
+  int64_t q = quill_round(v, r); /* NaN -> 0; saturates to int64 */
+  if (q > 0 && zero_point > INT64_MAX - q)
+    q = INT64_MAX;
+  else if (q < 0 && zero_point < INT64_MIN - q)
+    q = INT64_MIN;
+  else
+    q += zero_point;
+  return quill_clamp_i64(q, qmin, qmax);
+}
+
 int64_t quill_round(double v, quill_rounding r) {
   if (isnan(v))
     return 0;

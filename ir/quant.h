@@ -33,6 +33,17 @@ const char *quill_rounding_name(quill_rounding r);
  * Saturates to the int64 range; NaN gives 0. */
 int64_t quill_round(double v, quill_rounding r);
 
+/* Quantize one real value x to an integer of scale/zero point, the
+ * arithmetic of the reference `quantize` kernel (ONNX QuantizeLinear with
+ * a rounding policy): x / scale is computed in f32 (operands converted to
+ * float) unless `f64` (the expressed type is f64), rounded with r, then
+ * zp is added and the result clamped to [qmin, qmax]. NaN gives zp (then
+ * clamped). Weight and bias constants made by the quantize pass use this
+ * too, so folding a `quantize` of a constant gives the same bits. */
+int64_t quill_quantize_value(double x, double scale, int64_t zero_point,
+                             int64_t qmin, int64_t qmax, quill_rounding r,
+                             bool f64);
+
 /* Decompose a positive real multiplier as m * 2^(shift - 31) with m in
  * [2^30, 2^31) (TFLite's QuantizeMultiplier). real <= 0 gives m = 0,
  * shift = 0. Returns false if the shift would leave [-31, 62]. */
