@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "targets/onnx/onnx_export.h"
 #include "passes/calib_data.h"
 #include "passes/pass.h"
 #include "tools/quill/quill.h"
@@ -194,13 +195,14 @@ static char *quantize_pipeline(const quantize_args *a, bool inline_data) {
   return p;
 }
 
-/* ONNX OUTPUT HOOK: the ONNX exporter (targets/onnx, another branch) will
- * write the QDQ model as ONNX here. Until then -o *.onnx is an error. */
+/* Write the (reference, QDQ) model as ONNX through targets/onnx. */
 static quill_status write_onnx(quill_context *ctx, quill_module *m,
                                const char *path) {
-  (void)m;
-  return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                     "writing ONNX is not available yet; write .qir");
+  if (quill_module_num_graphs(m) != 1)
+    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                       "ONNX output needs a module with one graph, got %u",
+                       quill_module_num_graphs(m));
+  return quill_onnx_export_file(ctx, quill_module_graph(m, 0), path, NULL);
 }
 
 static quill_status write_output(quill_context *ctx, quill_module *m,
