@@ -102,8 +102,9 @@ static bool type_eq(const void *entry, const void *key) {
   }
   return a->u.tensor.elem == b->u.tensor.elem &&
          a->u.tensor.rank == b->u.tensor.rank &&
-         memcmp(a->u.tensor.dims, b->u.tensor.dims,
-                a->u.tensor.rank * sizeof(int64_t)) == 0;
+         (a->u.tensor.rank == 0 ||
+          memcmp(a->u.tensor.dims, b->u.tensor.dims,
+                 a->u.tensor.rank * sizeof(int64_t)) == 0);
 }
 
 /* Return the uniqued copy of `key` (whose arrays point at caller memory). */

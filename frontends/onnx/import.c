@@ -3,9 +3,10 @@
  * graph arguments and results, initializers, node sorting and dispatch.
  *
  *   bytes --onnx__model_proto__unpack (protobuf-c, generated)--> ModelProto
- *     1. opset of the default domain (7..17; newer: best effort + warning)
+ *     1. opset of the default domain (7..17; older and newer: op by op)
  *     2. every node's op type looked up in the op table; all unknown ones
- *        are reported together: "unsupported ONNX ops: Foo (2 nodes: a, b)"
+ *        are reported together: "unsupported ONNX ops: Foo (2 nodes: a, b)";
+ *        then every node whose op version at that opset is not handled
  *     3. graph arguments = inputs that are not initializers, with shapes
  *        from the model or --input-shape (symbolic dims need the latter)
  *     4. used initializers -> constant ops
@@ -58,10 +59,6 @@ static quill_status model_error(onnx_importer *im, const char *fmt, ...) {
   return QUILL_ERR_INVALID;
 }
 
-static bool is_default_domain(const char *d) {
-  return !d || !*d || !strcmp(d, "ai.onnx");
-}
-
 /* The display name of node i: its name, or "<OpType>_<i>". */
 static const char *node_name(quill_context *ctx, const Onnx__NodeProto *nd,
                              size_t i) {
@@ -76,25 +73,65 @@ static quill_status check_opset(onnx_importer *im, const Onnx__ModelProto *mp) {
   im->opset = -1;
   for (size_t i = 0; i < mp->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-    if (is_default_domain(o->domain) && o->has_version)
+    if (onnx_is_default_domain(o->domain) && o->has_version)
       im->opset = o->version;
   }
   if (im->opset < 0)
     return model_error(im, "ONNX model '%s' does not import the default "
                            "operator set",
                        im->model_name);
-  if (im->opset < ONNX_MIN_OPSET)
+  if (im->opset < 1)
     return model_error(im, "ONNX model '%s' uses opset %lld; supported opsets "
-                           "are %d to %d",
+                           "are %d to %d (older and newer ones op by op)",
                        im->model_name, (long long)im->opset, ONNX_MIN_OPSET,
                        ONNX_MAX_OPSET);
-  if (im->opset > ONNX_MAX_OPSET)
-    quill_diag_emit(im->ctx, quill_loc_named(im->ctx, im->model_name),
-                    QUILL_DIAG_WARNING,
-                    "ONNX model '%s' uses opset %lld, newer than %d: "
-                    "importing on a best-effort basis",
-                    im->model_name, (long long)im->opset, ONNX_MAX_OPSET);
+  quill_loc loc = quill_loc_named(im->ctx, im->model_name);
+  if (im->opset < ONNX_MIN_OPSET)
+    quill_diag_emit(im->ctx, loc, QUILL_DIAG_WARNING,
+                    "ONNX model '%s' uses opset %lld, older than %d: "
+                    "importing each op's legacy version on a best-effort "
+                    "basis",
+                    im->model_name, (long long)im->opset, ONNX_MIN_OPSET);
+  if (im->opset > ONNX_NEWEST_OPSET)
+    quill_diag_emit(im->ctx, loc, QUILL_DIAG_WARNING,
+                    "ONNX model '%s' uses opset %lld, newer than %d (the "
+                    "newest Quill knows): importing on a best-effort basis",
+                    im->model_name, (long long)im->opset, ONNX_NEWEST_OPSET);
   return QUILL_OK;
+}
+
+/* Each supported node's op version in effect must be one its import
+ * function handles; every node that fails this is reported. */
+static quill_status check_versions(onnx_importer *im,
+                                   const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  quill_status st = QUILL_OK;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    const Onnx__NodeProto *nd = gp->node[i];
+    const onnx_op_entry *e = onnx_op_lookup(nd->domain, nd->op_type);
+    if (!e || !onnx_is_default_domain(nd->domain))
+      continue;
+    int v = onnx_op_version(e, im->opset);
+    if (v >= e->oldest)
+      continue;
+    const char *name = node_name(ctx, nd, i);
+    if (!name)
+      return QUILL_ERR_NOMEM;
+    if (v == 0)
+      quill_error(ctx, quill_loc_named(ctx, name),
+                  "%s node '%s': %s is not in the default operator set "
+                  "before opset %d (the model uses opset %lld)",
+                  nd->op_type, name, nd->op_type, e->since[0],
+                  (long long)im->opset);
+    else
+      quill_error(ctx, quill_loc_named(ctx, name),
+                  "%s node '%s': %s-%d (the version in opset %lld) is not "
+                  "supported; Quill handles %s from version %d (opset %d)",
+                  nd->op_type, name, nd->op_type, v, (long long)im->opset,
+                  nd->op_type, e->oldest, e->oldest);
+    st = QUILL_ERR_INVALID;
+  }
+  return st;
 }
 
 /* ---- unsupported ops, all at once ------------------------------------------ */
@@ -113,10 +150,10 @@ static quill_status check_ops(onnx_importer *im, const Onnx__GraphProto *gp) {
   for (size_t i = 0; !st && i < gp->n_node; i++) {
     const Onnx__NodeProto *nd = gp->node[i];
     const char *op = nd->op_type ? nd->op_type : "";
-    if (is_default_domain(nd->domain) && onnx_op_lookup(op))
+    if (onnx_op_lookup(nd->domain, op))
       continue;
     char buf[256];
-    if (is_default_domain(nd->domain))
+    if (onnx_is_default_domain(nd->domain))
       snprintf(buf, sizeof buf, "%s", op);
     else
       snprintf(buf, sizeof buf, "%s.%s", nd->domain, op);
@@ -272,6 +309,116 @@ static void sanitize(const char *in, char *out, size_t cap) {
   out[n] = 0;
 }
 
+/* ---- bound inputs ----------------------------------------------------------- */
+
+static const quill_onnx_binding *binding_of(const onnx_importer *im,
+                                            const char *name) {
+  for (unsigned i = 0; im->opts && i < im->opts->num_bindings; i++)
+    if (im->opts->bindings[i].name && !strcmp(im->opts->bindings[i].name, name))
+      return &im->opts->bindings[i];
+  return NULL;
+}
+
+/* "FLOAT [2, ?, 4]" for a declared tensor type. */
+static void print_declared(quill_strbuf *sb, const Onnx__TypeProto__Tensor *tt) {
+  quill_strbuf_puts(sb, onnx_data_type_name(tt->elem_type));
+  if (!tt->shape)
+    return;
+  quill_strbuf_puts(sb, " [");
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (i)
+      quill_strbuf_puts(sb, ", ");
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      quill_strbuf_printf(sb, "%lld", (long long)d->dim_value);
+    else
+      quill_strbuf_puts(sb, "?");
+  }
+  quill_strbuf_puts(sb, "]");
+}
+
+/* Every binding names a graph input (once) and fits its declared type. */
+static quill_status check_bindings(onnx_importer *im,
+                                   const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  for (unsigned b = 0; im->opts && b < im->opts->num_bindings; b++) {
+    const quill_onnx_binding *bd = &im->opts->bindings[b];
+    const char *name = bd->name ? bd->name : "";
+    quill_loc loc = quill_loc_named(ctx, name);
+    if (binding_of(im, name) != bd)
+      return quill_error(ctx, loc, "input '%s' is bound twice", name);
+    const Onnx__ValueInfoProto *vi = NULL;
+    for (size_t i = 0; !vi && i < gp->n_input; i++)
+      if (gp->input[i]->name && !strcmp(gp->input[i]->name, name))
+        vi = gp->input[i];
+    if (!vi)
+      return model_error(im, "a constant is bound to '%s', which is not a "
+                             "graph input",
+                         name);
+    const quill_tensor *t = bd->value;
+    if (!t || !t->type || !quill_type_is_tensor(t->type) ||
+        !quill_type_has_static_shape(t->type) ||
+        t->size != (size_t)quill_type_num_elements(t->type) *
+                       quill_type_elem_bytes(quill_type_elem(t->type)) ||
+        (t->size && !t->data))
+      return quill_error(ctx, loc, "the constant bound to input '%s' is not a "
+                                   "valid static tensor",
+                         name);
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+      return quill_error(ctx, loc, "input '%s' is not a tensor", name);
+    const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
+    bool ok = !tt->has_elem_type || !tt->elem_type ||
+              onnx_elem_type(ctx, tt->elem_type) == quill_type_elem(t->type);
+    if (tt->shape) {
+      ok = ok && tt->shape->n_dim == quill_type_rank(t->type);
+      for (size_t i = 0; ok && i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        if (d->value_case ==
+                ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            d->dim_value != quill_type_dim(t->type, (unsigned)i))
+          ok = false;
+      }
+    }
+    if (!ok) {
+      quill_strbuf sb;
+      quill_strbuf_init(&sb, ctx);
+      quill_type_print(t->type, &sb);
+      quill_strbuf_puts(&sb, " but the model declares ");
+      print_declared(&sb, tt);
+      quill_error(ctx, loc, "input '%s' is bound to a constant of type %s",
+                  name, quill_strbuf_str(&sb));
+      quill_strbuf_free(&sb);
+      return QUILL_ERR_INVALID;
+    }
+  }
+  return QUILL_OK;
+}
+
+/* Bound inputs -> constant ops (before the initializers, which they
+ * override). */
+static quill_status build_bindings(onnx_importer *im) {
+  quill_context *ctx = im->ctx;
+  for (unsigned b = 0; im->opts && b < im->opts->num_bindings; b++) {
+    const quill_onnx_binding *bd = &im->opts->bindings[b];
+    const quill_attr *a = quill_tensor_to_attr(ctx, bd->value);
+    quill_type *ty = a ? quill_attr_dense_type(a) : NULL;
+    quill_named_attr na = {quill_ident_get(ctx, "value"), a};
+    quill_op *op = ty && na.name
+                       ? quill_op_create(im->graph, QUILL_OP_CONSTANT, 0, NULL,
+                                         1, &ty, 1, &na,
+                                         quill_loc_named(ctx, bd->name))
+                       : NULL;
+    if (!op)
+      return QUILL_ERR_NOMEM;
+    quill_op_insert_at_end(im->graph, op);
+    quill_value *v = quill_op_result(op, 0);
+    if (quill_value_set_name(v, bd->name) ||
+        onnx_map_put(&im->values, bd->name, v))
+      return QUILL_ERR_NOMEM;
+  }
+  return QUILL_OK;
+}
+
 static quill_status build_args(onnx_importer *im, quill_module *m,
                                const Onnx__GraphProto *gp, onnx_map *inits) {
   quill_context *ctx = im->ctx;
@@ -284,7 +431,8 @@ static quill_status build_args(onnx_importer *im, quill_module *m,
   quill_status st = types && vis ? QUILL_OK : QUILL_ERR_NOMEM;
   for (size_t i = 0; !st && i < nin; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
-    if (!vi->name || !*vi->name || onnx_map_get(inits, vi->name))
+    if (!vi->name || !*vi->name || onnx_map_get(inits, vi->name) ||
+        binding_of(im, vi->name))
       continue;
     if (onnx_map_get(&argmap, vi->name)) {
       st = model_error(im, "graph input '%s' is declared twice", vi->name);
@@ -421,7 +569,7 @@ static quill_status sort_nodes(onnx_importer *im, const Onnx__GraphProto *gp,
 static quill_status import_node(onnx_importer *im, const Onnx__NodeProto *nd,
                                 size_t index) {
   quill_context *ctx = im->ctx;
-  const onnx_op_entry *e = onnx_op_lookup(nd->op_type);
+  const onnx_op_entry *e = onnx_op_lookup(nd->domain, nd->op_type);
   onnx_node n = {0};
   n.proto = nd;
   n.op_type = nd->op_type;
@@ -430,6 +578,7 @@ static quill_status import_node(onnx_importer *im, const Onnx__NodeProto *nd,
     return QUILL_ERR_NOMEM;
   n.loc = quill_loc_named(ctx, n.name);
   n.opset = im->opset;
+  n.version = onnx_op_version(e, im->opset);
   n.num_inputs = (unsigned)nd->n_input;
   n.num_outputs = (unsigned)nd->n_output;
   n.flags = e->flags;
@@ -508,8 +657,12 @@ static quill_status import_graph(onnx_importer *im, quill_module *m,
     if (gp->initializer[i]->name)
       st = onnx_map_put(&inits, gp->initializer[i]->name, gp->initializer[i]);
   if (!st)
+    st = check_bindings(im, gp);
+  if (!st)
     st = build_args(im, m, gp, &inits);
   onnx_map_free(&inits);
+  if (!st)
+    st = build_bindings(im);
   if (!st)
     st = build_initializers(im, gp);
   size_t *order = NULL;
@@ -547,6 +700,7 @@ static quill_module *import_model(quill_context *ctx, const void *data,
   onnx_map_init(&im.values, ctx);
   onnx_map_init(&im.infos, ctx);
   onnx_map_init(&im.used, ctx);
+  unsigned errors = quill_diag_error_count(ctx);
   ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
   Onnx__ModelProto *mp = onnx__model_proto__unpack(&al, len, data);
   quill_module *m = NULL;
@@ -561,13 +715,18 @@ static quill_module *import_model(quill_context *ctx, const void *data,
     st = check_ops(&im, mp->graph);
   if (!st)
     st = check_opset(&im, mp);
+  if (!st)
+    st = check_versions(&im, mp->graph);
   if (!st) {
     m = quill_module_create(ctx);
     st = m ? import_graph(&im, m, mp->graph) : QUILL_ERR_NOMEM;
   }
   if (!st)
     st = quill_verify_module(m);
-  if (st == QUILL_ERR_NOMEM)
+  /* Import functions map any failure of a helper to QUILL_ERR_INVALID, so
+   * an allocation failure may arrive as either status: whenever nothing
+   * was reported, say so rather than fail silently. */
+  if (st && (st == QUILL_ERR_NOMEM || quill_diag_error_count(ctx) == errors))
     model_error(&im, "out of memory while importing ONNX model '%s'", name);
   if (st && m) {
     quill_module_destroy(m);

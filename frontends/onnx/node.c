@@ -121,11 +121,11 @@ quill_status onnx_attr_string(onnx_importer *im, const onnx_node *n,
   *out = dflt;
   if (st || !a)
     return st;
+  if (a->s.len && memchr(a->s.data, '\0', a->s.len))
+    return onnx_error(im, n, "attribute '%s' contains a NUL byte", name);
   quill_ident s = quill_ident_getn(im->ctx, (const char *)a->s.data, a->s.len);
   if (!s)
     return QUILL_ERR_NOMEM;
-  if (strlen(s) != a->s.len)
-    return onnx_error(im, n, "attribute '%s' contains a NUL byte", name);
   *out = s;
   return QUILL_OK;
 }
@@ -142,7 +142,8 @@ quill_status onnx_attr_ints(onnx_importer *im, const onnx_node *n,
   if (a->n_ints > max)
     return onnx_error(im, n, "attribute '%s' has %zu elements (at most %zu)",
                       name, a->n_ints, max);
-  memcpy(out, a->ints, a->n_ints * sizeof *out);
+  if (a->n_ints)
+    memcpy(out, a->ints, a->n_ints * sizeof *out);
   *len = (int64_t)a->n_ints;
   return QUILL_OK;
 }
@@ -396,6 +397,11 @@ quill_status onnx_set_output(onnx_importer *im, const onnx_node *n,
   if (quill_value_set_name(v, name) || onnx_map_put(&im->values, name, v))
     return QUILL_ERR_NOMEM;
   return QUILL_OK;
+}
+
+bool onnx_output_used(onnx_importer *im, const onnx_node *n, unsigned i) {
+  return i < n->proto->n_output && n->proto->output[i][0] &&
+         onnx_map_get(&im->used, n->proto->output[i]);
 }
 
 quill_status onnx_check_unused_outputs(onnx_importer *im, const onnx_node *n,

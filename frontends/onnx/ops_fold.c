@@ -1,19 +1,10 @@
 /*
  * ops_fold.c - import of ONNX ops that produce constants under static
- * shapes (Constant, Shape, Size, ConstantOfShape, Range, Expand, Cast) and
- * of QuantizeLinear / DequantizeLinear.
+ * shapes: Constant, Shape, Size, ConstantOfShape, Range, Expand and Cast.
  *
  * Shape and Size only look at the operand's (static) type. ConstantOfShape
  * and Range need constant inputs and compute their result here; Cast and
  * Expand emit ops that onnx_emit folds when the operand is constant.
- *
- * Quantization parameters must be constants: they go into the quantized
- * element type of the result (per tensor, or per axis for 1-D scales):
- *
- *   QuantizeLinear(x, 0.5, 3)  ->  quantize %x : tensor<4x!quant.uniform<u8:f32, 0.5:3>>
- *   DequantizeLinear(w_u8 initializer, s, zp)
- *                              ->  constant (retyped to the quant type)
- *                                  + dequantize
  */
 #include <math.h>
 #include <string.h>
