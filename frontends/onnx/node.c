@@ -239,6 +239,11 @@ static bool should_fold(const onnx_node *n, const quill_op *op) {
   for (unsigned i = 0; i < nops; i++)
     if (!quill_value_constant(quill_op_operand(op, i)))
       return false;
+  for (unsigned i = 0; i < quill_op_num_results(op); i++) {
+    int64_t cnt = quill_type_num_elements(quill_value_type(quill_op_result(op, i)));
+    if (cnt < 0 || cnt > ONNX_FOLD_MAX_ELEMENTS)
+      return false;
+  }
   if (n->flags & ONNX_OPF_FOLD)
     return true;
   for (unsigned i = 0; i < quill_op_num_results(op); i++) {

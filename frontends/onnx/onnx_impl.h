@@ -37,6 +37,11 @@
 #define ONNX_MAX_OPSET 17
 #define ONNX_NEWEST_OPSET 24
 
+/* The largest tensor (in elements) the importer computes at import time
+ * (folding, ConstantOfShape, Range, Expand); bigger ones stay ops or are
+ * reported, so that a small corrupt model cannot ask for gigabytes. */
+#define ONNX_FOLD_MAX_ELEMENTS (INT64_C(1) << 24)
+
 /* ---- name -> pointer map (keys are borrowed, live as long as the map) - */
 
 typedef struct onnx_map_slot {

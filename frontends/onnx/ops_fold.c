@@ -141,7 +141,7 @@ quill_status onnx_import_constant_of_shape(onnx_importer *im,
   quill_tensor tt;
   if (!t)
     return onnx_error(im, n, "invalid result shape");
-  if (quill_type_num_elements(t) > (INT64_C(1) << 28))
+  if (quill_type_num_elements(t) > ONNX_FOLD_MAX_ELEMENTS)
     return onnx_error(im, n, "result is too large to fold");
   if (quill_tensor_alloc(ctx, t, &tt))
     return QUILL_ERR_NOMEM;
@@ -173,7 +173,7 @@ quill_status onnx_import_range(onnx_importer *im, const onnx_node *n) {
     return onnx_error(im, n, "delta must not be zero");
   double c = ceil((v[1] - v[0]) / v[2]);
   int64_t cnt = c > 0 ? (int64_t)c : 0;
-  if (cnt > (INT64_C(1) << 28))
+  if (cnt > ONNX_FOLD_MAX_ELEMENTS)
     return onnx_error(im, n, "result is too large to fold");
   quill_type *e = onnx_elem(in0);
   quill_type *t = quill_type_tensor(im->ctx, e, 1, &cnt);
@@ -227,7 +227,7 @@ quill_status onnx_import_expand(onnx_importer *im, const onnx_node *n) {
                              "supported");
   quill_type *t = onnx_type(im, &out, e);
   quill_tensor zeros;
-  if (!t || quill_shape_num_elements(&out) > (INT64_C(1) << 28) ||
+  if (!t || quill_shape_num_elements(&out) > ONNX_FOLD_MAX_ELEMENTS ||
       quill_tensor_alloc(im->ctx, t, &zeros))
     return onnx_error(im, n, "result is too large");
   const quill_attr *za = quill_tensor_to_attr(im->ctx, &zeros);
