@@ -384,6 +384,16 @@ def m_legacy_opset1():
         [init("sizes", np.array([3, 5], np.int64))], opset=1)
 
 
+def m_gelu():
+    # Gelu is a default-domain op from opset 20; com.microsoft's Gelu (ONNX
+    # Runtime's fusion) is the exact form.
+    return model([
+        node("Gelu", ["x"], ["a"], "gelu", approximate="tanh"),
+        node("Gelu", ["a"], ["y"], "msgelu", domain="com.microsoft"),
+    ], [vi("x", [4])], [vi("y", [4])], opset=20,
+        extra_opsets=[("com.microsoft", 1)])
+
+
 def m_future_opset():
     # An opset newer than the importer knows: best effort, with a warning.
     return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [3])],
