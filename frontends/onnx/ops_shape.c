@@ -164,10 +164,22 @@ quill_status onnx_import_concat(onnx_importer *im, const onnx_node *n) {
     return st;
   if (axis < 0)
     axis += out.rank;
+  /* Empty inputs add nothing: drop them (unless all are empty). */
+  quill_value **ins = quill_calloc(im->ctx, k, sizeof *ins);
+  if (!ins)
+    return QUILL_ERR_NOMEM;
+  unsigned nk = 0;
+  for (unsigned i = 0; i < k; i++)
+    if (quill_type_num_elements(quill_value_type(n->in[i])) != 0)
+      ins[nk++] = n->in[i];
+  if (nk == 0)
+    ins[nk++] = n->in[0];
   quill_named_attr a = onnx_nattr_int(im, "axis", axis);
   quill_value *r;
-  if (onnx_emit1(im, n, QUILL_OP_CONCAT, k, n->in,
-                 onnx_type(im, &out, onnx_elem(n->in[0])), 1, &a, &r))
+  st = onnx_emit1(im, n, QUILL_OP_CONCAT, nk, ins,
+                  onnx_type(im, &out, onnx_elem(n->in[0])), 1, &a, &r);
+  quill_free(im->ctx, ins, k * sizeof *ins);
+  if (st)
     return QUILL_ERR_INVALID;
   return onnx_set_output(im, n, 0, r);
 }

@@ -234,6 +234,17 @@ def m_fold_shape():
          init("one", np.array([1.0], np.float32))])
 
 
+def m_empty_concat():
+    # Shape of a scalar is empty; concatenated with [-1] it is still a
+    # constant target shape (empty parts are dropped before folding).
+    return model([
+        node("Shape", ["s"], ["e"], "shape"),
+        node("Concat", ["e", "m1"], ["tgt"], "cat", axis=0),
+        node("Reshape", ["x", "tgt"], ["y"], "reshape"),
+    ], [vi("x", [2, 3]), vi("s", [])], [vi("y", [6])],
+        [init("m1", np.array([-1], np.int64))])
+
+
 def m_constant_node():
     return model([
         node("Constant", [], ["c"], "const",
