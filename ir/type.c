@@ -102,7 +102,7 @@ static bool type_eq(const void *entry, const void *key) {
   }
   return a->u.tensor.elem == b->u.tensor.elem &&
          a->u.tensor.rank == b->u.tensor.rank &&
-         (a->u.tensor.rank == 0 ||
+         (a->u.tensor.rank == 0 || /* rank 0: dims may be NULL */
           memcmp(a->u.tensor.dims, b->u.tensor.dims,
                  a->u.tensor.rank * sizeof(int64_t)) == 0);
 }

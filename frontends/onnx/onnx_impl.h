@@ -14,7 +14,8 @@
  *           emit ops            onnx_emit (+ folding of constant operands)
  *           publish outputs     onnx_set_output (names, value_info check)
  *
- * Files: import.c (driver, graph inputs/outputs, sorting), tensor.c
+ * Files: import.c (driver, checks, sorting, outputs), inputs.c (graph
+ * arguments, bindings, initializers), tensor.c
  * (TensorProto -> dense attrs, external data, types), node.c (attribute and
  * operand helpers, emission, folding), op_table.c (the table), and one
  * ops_*.c per op family.
@@ -125,6 +126,22 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
 quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
                                     const char **name, size_t *name_len,
                                     quill_shape *shape);
+
+/* ---- model-level helpers (import.c, inputs.c) -------------------------- */
+
+/* An error located at the model (not a node); returns QUILL_ERR_INVALID. */
+quill_status onnx_model_error(onnx_importer *im, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Every binding names a graph input (once) and fits its declared type. */
+quill_status onnx_check_bindings(onnx_importer *im, const Onnx__GraphProto *gp);
+/* Create im->graph in m with the graph arguments: the inputs that are not
+ * initializers (`inits`: name -> TensorProto) and not bound. */
+quill_status onnx_build_args(onnx_importer *im, quill_module *m,
+                             const Onnx__GraphProto *gp, onnx_map *inits);
+/* Constant ops for the bound inputs, then for the used initializers. */
+quill_status onnx_build_bindings(onnx_importer *im);
+quill_status onnx_build_initializers(onnx_importer *im,
+                                     const Onnx__GraphProto *gp);
 
 /* ---- node helpers (node.c) ---------------------------------------------- */
 
