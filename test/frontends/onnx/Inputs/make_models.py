@@ -487,6 +487,17 @@ def m_qdq_ort():
         opset=11, extra_opsets=[("com.microsoft", 1)])
 
 
+def m_qdq_reinterpret():
+    # DequantizeLinear with other parameters than the QuantizeLinear that
+    # feeds it: ONNX passes the integers, so they are reinterpreted.
+    return model([
+        node("QuantizeLinear", ["x", "s1", "z"], ["q"], "q"),
+        node("DequantizeLinear", ["q", "s2", "z"], ["y"], "dq"),
+    ], [vi("x", [3])], [vi("y", [3])],
+        [init("s1", np.float32(0.5)), init("s2", np.float32(0.25)),
+         init("z", np.uint8(3))])
+
+
 def m_bind():
     # Weights, scales and zero points as graph inputs (as in ONNX's node
     # tests), bound to constants with --const.
