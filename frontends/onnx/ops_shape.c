@@ -218,7 +218,7 @@ quill_status onnx_import_split(onnx_importer *im, const onnx_node *n) {
                       (long long)axis, in.rank);
   if (ns < 0) {
     /* Equal parts (the last one smaller when it does not divide). */
-    int64_t d = in.dims[ax], part = (d + nout - 1) / nout;
+    int64_t d = in.dims[ax], part = d / nout + (d % nout != 0);
     for (int64_t i = 0; i < nout; i++) {
       int64_t left = d - i * part;
       sizes[i] = left < 0 ? 0 : left < part ? left : part;
