@@ -281,7 +281,11 @@ quill_status onnx_import_where(onnx_importer *im, const onnx_node *n) {
 static quill_status ones_constant(onnx_importer *im, const onnx_node *n,
                                   quill_type *t, quill_value **out) {
   quill_tensor tt;
-  if (!t || quill_tensor_alloc(im->ctx, t, &tt))
+  if (!t)
+    return QUILL_ERR_NOMEM;
+  if (quill_type_num_elements(t) > ONNX_FOLD_MAX_ELEMENTS)
+    return onnx_error(im, n, "the constant mask output is too large");
+  if (quill_tensor_alloc(im->ctx, t, &tt))
     return QUILL_ERR_NOMEM;
   size_t cnt = quill_tensor_num_elements(&tt);
   for (size_t i = 0; i < cnt; i++)
