@@ -277,7 +277,7 @@ static const char *const resize_modes[] = {"nearest", "linear", "cubic",
 static const char *const resize_coord_modes[] = {
     "half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
     "align_corners", "asymmetric",           "tf_crop_and_resize",
-    NULL};
+    "tf_half_pixel_for_nn", NULL};
 static const char *const resize_nearest_modes[] = {
     "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
 
