@@ -563,7 +563,7 @@ quill_status quill_verify_quantize(quill_context *ctx, const quill_op *op) {
                               "result expressed type does not match operand: "
                               "%s vs %s",
                               r, quill_vop_operand_type(op, 0));
-  if (same_shape_quant(ctx, op))
+  if (same_shape_quant(ctx, op) || quill_vop_rounding(ctx, op))
     st = QUILL_ERR_INVALID;
   return st;
 }
@@ -600,7 +600,7 @@ quill_status quill_verify_requantize(quill_context *ctx, const quill_op *op) {
                               "result type %s has a different expressed type "
                               "than operand type %s",
                               r, quill_vop_operand_type(op, 0));
-  if (same_shape_quant(ctx, op))
+  if (same_shape_quant(ctx, op) || quill_vop_requantize_attrs(ctx, op))
     st = QUILL_ERR_INVALID;
   return st;
 }

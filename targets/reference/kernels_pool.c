@@ -27,11 +27,17 @@
  * of up to 16 bits through a float buffer (exact for those integers). Max
  * pooling of a quantized tensor works on the storage integers and needs
  * the result to have the same quantized type (max commutes with the
- * monotone dequantization).
+ * monotone dequantization). Average pooling of a quantized tensor (same
+ * type in and out, docs/quantization.md section 3) sums stored integers
+ * exactly, a padded position counted by count_include_pad adding the zero
+ * point (the stored value of 0.0), and divides with the op's rounding
+ * (quill_div_round: tflite is TFLite's (s +- n/2) / n); an empty window
+ * gives the zero point.
  */
 #include <math.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
@@ -44,8 +50,8 @@ const char *quill_ref_supports_pool(const quill_op *op) {
   quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
   quill_type *ye = quill_type_elem(quill_value_type(quill_op_result(op, 0)));
   if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
-    if (!is_max_op(op) || xe != ye)
-      return "quantized element types";
+    if (xe != ye || quill_type_quant_axis_of(xe) >= 0)
+      return "quantized operand and result of different types";
     xe = quill_type_quant_storage(xe);
   }
   if (!quill_type_is_float(xe) && quill_type_bit_width(xe) > 16)
@@ -164,11 +170,94 @@ static void pool_plane(const pool_geom *g, bool is_max, bool include_pad,
   } while (odometer_next(o, g->outd, g->k));
 }
 
+/* Average one plane of stored integers (quantized avgpool). */
+static void qavg_plane(const pool_geom *g, bool include_pad, int64_t zp,
+                       quill_rounding r, const int64_t *x, int64_t *y) {
+  int64_t o[QUILL_MAX_RANK] = {0}, q[QUILL_MAX_RANK];
+  const quill_window *w = &g->w;
+  size_t oi = 0;
+  if (g->out_plane == 0)
+    return;
+  do {
+    int64_t sum = 0, cnt = 0, cnt_pad = 0;
+    memset(q, 0, g->k * sizeof *q);
+    do {
+      bool inside = true, padded = true;
+      int64_t off = 0;
+      for (unsigned d = 0; d < g->k; d++) {
+        int64_t pos = o[d] * w->strides[d] - w->pads[d] + q[d] * w->dilations[d];
+        if (pos < 0 || pos >= g->in[d])
+          inside = false;
+        if (pos < -w->pads[d] || pos >= g->in[d] + w->pads[d + g->k])
+          padded = false;
+        off += pos * g->istride[d];
+      }
+      cnt_pad += padded;
+      if (inside) {
+        sum += x[off];
+        cnt++;
+      }
+    } while (odometer_next(q, w->kernel, g->k));
+    int64_t n = include_pad ? cnt_pad : cnt;
+    if (include_pad)
+      sum += (cnt_pad - cnt) * zp;
+    y[oi++] = n ? quill_div_round(sum, n, r) : zp;
+  } while (odometer_next(o, g->outd, g->k));
+}
+
+/* The quantized average pools: stored integers in, rounded averages out. */
+static quill_status qavg_pool(quill_context *ctx, const quill_op *op,
+                              const quill_tensor *x, quill_tensor *y,
+                              const pool_geom *g) {
+  quill_type *e = quill_type_elem(x->type);
+  int64_t zp = quill_type_quant_zero_points(e)[0];
+  quill_rounding r;
+  if (!quill_rounding_parse(quill_ref_attr_str(op, "rounding", "half_even"),
+                            &r))
+    return quill_ref_op_error(ctx, op, "unknown 'rounding'");
+  size_t nx = quill_tensor_num_elements(x), ny = quill_tensor_num_elements(y);
+  int64_t *xi = quill_alloc(ctx, (nx ? nx : 1) * sizeof *xi);
+  int64_t *yi = quill_alloc(ctx, (ny ? ny : 1) * sizeof *yi);
+  quill_status st = QUILL_OK;
+  if (!xi || !yi) {
+    st = QUILL_ERR_NOMEM;
+    goto done;
+  }
+  for (size_t i = 0; i < nx; i++)
+    xi[i] = quill_tensor_get_i64(x, i);
+  if (g) {
+    bool include_pad = quill_op_attr_int(op, "count_include_pad", 0) != 0;
+    for (size_t p = 0; p < g->planes; p++)
+      qavg_plane(g, include_pad, zp, r, xi + p * g->in_plane,
+                 yi + p * g->out_plane);
+  } else { /* global: one average per plane */
+    size_t plane = ny ? nx / ny : 0;
+    for (size_t p = 0; p < ny; p++) {
+      int64_t sum = 0;
+      for (size_t i = 0; i < plane; i++)
+        sum += xi[p * plane + i];
+      yi[p] = plane ? quill_div_round(sum, (int64_t)plane, r) : zp;
+    }
+  }
+  for (size_t i = 0; i < ny; i++)
+    quill_tensor_set_i64(y, i, yi[i]);
+done:
+  quill_free(ctx, xi, (nx ? nx : 1) * sizeof *xi);
+  quill_free(ctx, yi, (ny ? ny : 1) * sizeof *yi);
+  return st;
+}
+
+static bool is_quant_avg(const quill_op *op, const quill_tensor *x) {
+  return !is_max_op(op) && quill_type_is_quant(quill_type_elem(x->type));
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_pool) {
   pool_geom g;
   quill_status st = pool_setup(ctx, op, &in[0], &out[0], &g);
   if (st)
     return st;
+  if (is_quant_avg(op, &in[0]))
+    return qavg_pool(ctx, op, &in[0], &out[0], &g);
   bool is_max = quill_op_opcode(op) == QUILL_OP_MAXPOOL;
   bool include_pad = quill_op_attr_int(op, "count_include_pad", 0) != 0;
   quill_ref_fbuf fx = {0}, fy = {0};
@@ -195,6 +284,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_global_pool) {
       quill_tensor_num_elements(y) !=
           (size_t)(quill_type_dim(x->type, 0) * quill_type_dim(x->type, 1)))
     return quill_ref_op_error(ctx, op, "result must be [N, C, 1, ...]");
+  if (is_quant_avg(op, x))
+    return qavg_pool(ctx, op, x, y, NULL);
   bool is_max = quill_op_opcode(op) == QUILL_OP_GLOBAL_MAXPOOL;
   size_t planes = quill_tensor_num_elements(y);
   size_t plane = planes ? quill_tensor_num_elements(x) / planes : 0;
