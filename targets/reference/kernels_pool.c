@@ -31,8 +31,10 @@
  * type in and out, docs/quantization.md section 3) sums stored integers
  * exactly, a padded position counted by count_include_pad adding the zero
  * point (the stored value of 0.0), and divides with the op's rounding
- * (quill_div_round: tflite is TFLite's (s +- n/2) / n); an empty window
- * gives the zero point.
+ * (avg_round: tflite is TFLite's (s +- n/2) / n on the stored sum, the
+ * other policies round the centered average); an empty window gives the
+ * zero point. global_avgpool may also change the quant type (or
+ * carry {multiplier, shift}): then it is a requantizing mean (qmean).
  */
 #include <math.h>
 #include <string.h>
@@ -50,7 +52,10 @@ const char *quill_ref_supports_pool(const quill_op *op) {
   quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
   quill_type *ye = quill_type_elem(quill_value_type(quill_op_result(op, 0)));
   if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
-    if (xe != ye || quill_type_quant_axis_of(xe) >= 0)
+    bool mean = quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL &&
+                quill_type_is_quant(xe) && quill_type_is_quant(ye) &&
+                quill_type_quant_axis_of(ye) < 0;
+    if ((xe != ye && !mean) || quill_type_quant_axis_of(xe) >= 0)
       return "quantized operand and result of different types";
     xe = quill_type_quant_storage(xe);
   }
@@ -170,6 +175,16 @@ static void pool_plane(const pool_geom *g, bool is_max, bool include_pad,
   } while (odometer_next(o, g->outd, g->k));
 }
 
+/* The stored average of n stored values summing to s: tflite divides the
+ * stored sum ((s +- n/2) / n, TFLite's AVERAGE_POOL_2D); the other
+ * policies round the average of the centered values, zp + round((s -
+ * n*zp) / n), i.e. of the real values in units of the scale. */
+static int64_t avg_round(int64_t s, int64_t n, int64_t zp, quill_rounding r) {
+  if (r == QUILL_ROUND_TFLITE)
+    return quill_div_round(s, n, r);
+  return zp + quill_div_round(s - n * zp, n, r);
+}
+
 /* Average one plane of stored integers (quantized avgpool). */
 static void qavg_plane(const pool_geom *g, bool include_pad, int64_t zp,
                        quill_rounding r, const int64_t *x, int64_t *y) {
@@ -201,8 +216,40 @@ static void qavg_plane(const pool_geom *g, bool include_pad, int64_t zp,
     int64_t n = include_pad ? cnt_pad : cnt;
     if (include_pad)
       sum += (cnt_pad - cnt) * zp;
-    y[oi++] = n ? quill_div_round(sum, n, r) : zp;
+    y[oi++] = n ? avg_round(sum, n, zp, r) : zp;
   } while (odometer_next(o, g->outd, g->k));
+}
+
+/* global_avgpool as a requantizing mean (docs/quantization.md section 3):
+ * acc = sum over the plane of (x - zp_x), int32; y = clamp(zp_y + R(acc))
+ * with the multiplier of s_x / (n * s_y): fixed point with {multiplier,
+ * shift}, else acc * ((f32)s_x / ((f32)s_y * (f32)n)) in f32. */
+static quill_status qmean(quill_context *ctx, const quill_op *op,
+                          const quill_type *xe, const quill_type *ye,
+                          const int64_t *x, size_t nx, int64_t *y, size_t ny,
+                          quill_rounding r) {
+  int64_t zx = quill_type_quant_zero_points(xe)[0];
+  int64_t zy = quill_type_quant_zero_points(ye)[0];
+  int64_t qmin = quill_type_quant_qmin(ye), qmax = quill_type_quant_qmax(ye);
+  size_t plane = ny ? nx / ny : 0;
+  int64_t m = 0, sh = 0;
+  bool fixed = quill_op_attr(op, "multiplier") != NULL;
+  if (fixed && (quill_op_attr_ints(op, "multiplier", &m, 1) != 1 ||
+                quill_op_attr_ints(op, "shift", &sh, 1) != 1 || m < 0 ||
+                m > INT32_MAX || sh < -31 || sh > 62))
+    return quill_ref_op_error(ctx, op, "'multiplier' and 'shift' must be one "
+                                       "int each, in range");
+  float scale = (float)quill_type_quant_scales(xe)[0] /
+                ((float)quill_type_quant_scales(ye)[0] * (float)plane);
+  for (size_t p = 0; p < ny; p++) {
+    uint32_t acc = 0; /* an int32 accumulator: wraps */
+    for (size_t i = 0; i < plane; i++)
+      acc += (uint32_t)(x[p * plane + i] - zx);
+    int64_t v = fixed ? quill_requant_fixed((int32_t)acc, (int32_t)m, (int)sh, r)
+                      : quill_requant_float((int32_t)acc, scale, r);
+    y[p] = v >= qmax - zy ? qmax : v <= qmin - zy ? qmin : v + zy;
+  }
+  return QUILL_OK;
 }
 
 /* The quantized average pools: stored integers in, rounded averages out. */
@@ -230,15 +277,18 @@ static quill_status qavg_pool(quill_context *ctx, const quill_op *op,
     for (size_t p = 0; p < g->planes; p++)
       qavg_plane(g, include_pad, zp, r, xi + p * g->in_plane,
                  yi + p * g->out_plane);
-  } else { /* global: one average per plane */
+  } else if (quill_type_elem(y->type) == e && !quill_op_attr(op, "multiplier")) {
+    /* global, one type: the rounded average of each plane */
     size_t plane = ny ? nx / ny : 0;
     for (size_t p = 0; p < ny; p++) {
       int64_t sum = 0;
       for (size_t i = 0; i < plane; i++)
         sum += xi[p * plane + i];
-      yi[p] = plane ? quill_div_round(sum, (int64_t)plane, r) : zp;
+      yi[p] = plane ? avg_round(sum, (int64_t)plane, zp, r) : zp;
     }
-  }
+  } else if ((st = qmean(ctx, op, e, quill_type_elem(y->type), xi, nx, yi,
+                         ny, r)))
+    goto done;
   for (size_t i = 0; i < ny; i++)
     quill_tensor_set_i64(y, i, yi[i]);
 done:

@@ -647,23 +647,52 @@ static void test_qpool(void) {
   const double *want[] = {V(4, -2), V(5, -3), V(5, -2), V(5, -3)};
   for (int p = 0; p < 4; p++) {
     snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x1x2x4x!quant.uniform<i8:f32, 0.1:-5>>) -> "
-             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>> {\n"
+             "func @f(%%x: tensor<1x1x2x4x!quant.uniform<i8:f32, 0.1:0>>) -> "
+             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:0>> {\n"
              "  %%y = avgpool %%x {kernel_shape = [2, 2], strides = [2, 2], "
              "rounding = \"%s\"} : "
-             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>>\n  return %%y\n}\n",
+             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:0>>\n  return %%y\n}\n",
              policies[p]);
     expect(src, x, 8, NULL, 0, want[p], 2, __LINE__);
     snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x2x1x2x!quant.uniform<i8:f32, 0.1:-5>>) -> "
-             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-5>> {\n"
+             "func @f(%%x: tensor<1x2x1x2x!quant.uniform<i8:f32, 0.1:0>>) -> "
+             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>> {\n"
              "  %%y = global_avgpool %%x {rounding = \"%s\"} : "
-             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:-5>>\n  return %%y\n}\n",
+             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>>\n  return %%y\n}\n",
              policies[p]);
     /* planes [2, 3] -> 2.5 and [-1, -2] -> -1.5 */
     const double *gw[] = {V(2, -2), V(3, -2), V(3, -1), V(3, -2)};
     expect(src, x, 4, NULL, 0, gw[p], 2, __LINE__);
   }
+  /* An odd zero point: tflite rounds the stored sum (2+3+4+5 = 14: (14 +
+   * 2) / 4 = 4), the other policies the centered average (14 + 20 = 34:
+   * 8.5, half_even 8, so 8 - 5 = 3). */
+  const double *zw[] = {V(3), V(4), V(4), V(4)};
+  for (int p = 0; p < 4; p++) {
+    snprintf(src, sizeof src,
+             "func @f(%%x: tensor<1x1x2x2x!quant.uniform<i8:f32, 0.1:-5>>) -> "
+             "tensor<1x1x1x1x!quant.uniform<i8:f32, 0.1:-5>> {\n"
+             "  %%y = avgpool %%x {kernel_shape = [2, 2], rounding = \"%s\"} "
+             ": tensor<1x1x1x1x!quant.uniform<i8:f32, 0.1:-5>>\n"
+             "  return %%y\n}\n",
+             policies[p]);
+    expect(src, V(2, 3, 4, 5), 4, NULL, 0, zw[p], 1, __LINE__);
+  }
+  /* A requantizing global mean: (x - 3) sums 2+4+6+8 = 20 and 0; s_x / (n
+   * s_y) = 0.5 / (4 * 0.25) = 0.5: 10 and 0, + zp 7. Fixed point with
+   * multiplier 2^30, shift 0 (0.5), tflite: the second plane sums -3, and
+   * gemmlowp's doubling high multiply rounds -1.5 toward zero: -1. */
+  EXPECT1("func @f(%x: tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>) -> "
+          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>> {\n"
+          "  %y = global_avgpool %x : "
+          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>>\n  return %y\n}\n",
+          V(5, 7, 9, 11, 3, 3, 3, 3), V(17, 7));
+  EXPECT1("func @f(%x: tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>) -> "
+          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>> {\n"
+          "  %y = global_avgpool %x {multiplier = [1073741824], shift = [0], "
+          "rounding = \"tflite\"} : "
+          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>>\n  return %y\n}\n",
+          V(5, 7, 9, 11, 0, 3, 3, 3), V(17, 6));
   /* count_include_pad: padding counts as the zero point (-5). 1x1x1x2,
    * kernel [1, 3], pads [0, 1, 0, 1]: windows (pad, 4, 6) and (4, 6, pad):
    * (-5 + 4 + 6) / 3 = 1.67 -> 2 ; without: (4 + 6) / 2 = 5 */
@@ -775,7 +804,8 @@ static void test_qpool_random(void) {
         if (pol == QUILL_ROUND_TFLITE)
           want = s > 0 ? (s + n / 2) / n : (s - n / 2) / n;
         else {
-          double q = (double)s / (double)n; /* exact enough to find ties */
+          /* the centered average, exact enough to find ties */
+          double q = (double)(s - n * zp) / (double)n;
           double fl = floor(q);
           if (q - fl != 0.5)
             want = (long)floor(q + 0.5);
@@ -785,6 +815,7 @@ static void test_qpool_random(void) {
                                                              : (long)fl)
                    : ((long)fl & 1)               ? (long)fl + 1
                                                   : (long)fl;
+          want += zp;
         }
         bad += quill_tensor_get_i64(&r.out[0], (size_t)(oy * ow + ox)) != want;
       }
