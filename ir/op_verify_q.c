@@ -148,10 +148,9 @@ quill_status quill_vop_requantize_attrs(quill_context *ctx,
   if (quill_vop_rounding(ctx, op) ||
       quill_vop_fixed_point(ctx, op, 1, -1, &fixed))
     return QUILL_ERR_INVALID;
-  if (fixed &&
-      (quill_type_quant_axis_of(quill_vop_operand_elem(op, 0)) >= 0 ||
-       quill_type_quant_axis_of(quill_type_elem(quill_vop_result_type(op, 0))) >=
-           0))
+  quill_type *re = quill_type_elem(quill_vop_result_type(op, 0));
+  if (fixed && (quill_type_quant_axis_of(quill_vop_operand_elem(op, 0)) >= 0 ||
+                quill_type_quant_axis_of(re) >= 0))
     return quill_vop_fail(ctx, op, "fixed-point requantization ('multiplier', "
                                    "'shift') needs per-tensor operand and "
                                    "result types");

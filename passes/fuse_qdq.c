@@ -33,7 +33,7 @@
 #include "passes/pass.h"
 #include "targets/reference/ref.h"
 
-/* ---- reading the reference form ------------------------------------------- */
+/* ---- reading the reference form ------------------------------------------ */
 
 quill_value *quill_fqdq_dq_source(const quill_value *v) {
   quill_op *d = v ? quill_value_def(v) : NULL;
@@ -71,7 +71,7 @@ bool quill_fqdq_only_use(const quill_value *v, const quill_op *user) {
          quill_use_user(quill_value_first_use(v)) == user;
 }
 
-/* ---- attribute lists -------------------------------------------------------- */
+/* ---- attribute lists ----------------------------------------------------- */
 
 void quill_fqdq_attrs_init(quill_fqdq_attrs *l, quill_context *ctx) {
   memset(l, 0, sizeof *l);
@@ -186,7 +186,8 @@ bool quill_fqdq_act_attrs(quill_fqdq_attrs *l, const quill_op *fop,
   }
   double s = quill_type_quant_scales(yelem)[0];
   int64_t zp = quill_type_quant_zero_points(yelem)[0];
-  int64_t qmin = quill_type_quant_qmin(yelem), qmax = quill_type_quant_qmax(yelem);
+  int64_t qmin = quill_type_quant_qmin(yelem);
+  int64_t qmax = quill_type_quant_qmax(yelem);
   bool f64 = quill_type_kind_of(quill_type_quant_expressed(yelem)) ==
              QUILL_TYPE_F64;
   quill_rounding r = quill_fqdq_op_rounding(q);
@@ -199,7 +200,7 @@ bool quill_fqdq_act_attrs(quill_fqdq_attrs *l, const quill_op *fop,
   return true;
 }
 
-/* ---- biases ------------------------------------------------------------------- */
+/* ---- biases -------------------------------------------------------------- */
 
 const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
                                       const quill_value *bias, double s_x,
@@ -273,7 +274,7 @@ const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
   return res;
 }
 
-/* ---- the pass ------------------------------------------------------------------ */
+/* ---- the pass ------------------------------------------------------------ */
 
 /* Count the float ops still reading a dequantized value, per opcode. */
 static void count_unfused(quill_pass_state *ps, const quill_module *m) {

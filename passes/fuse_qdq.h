@@ -27,7 +27,7 @@ typedef struct quill_fqdq {
 /* Add the patterns (they keep `f`, which must outlive the set). */
 quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f);
 
-/* ---- reading the reference form ------------------------------------------- */
+/* ---- reading the reference form ------------------------------------------ */
 
 /* If v is the result of a dequantize, the dequantize's (quantized) operand;
  * else NULL. */
@@ -44,7 +44,7 @@ quill_rounding quill_fqdq_op_rounding(const quill_op *q);
 /* v has exactly one use, by `user`. */
 bool quill_fqdq_only_use(const quill_value *v, const quill_op *user);
 
-/* ---- building attributes ------------------------------------------------------ */
+/* ---- building attributes ------------------------------------------------- */
 
 /* A growing list of named attributes (allocation failures are remembered
  * and reported by quill_fqdq_attrs_ok). */
@@ -86,7 +86,7 @@ bool quill_fqdq_act_attrs(quill_fqdq_attrs *l, const quill_op *fop,
                           const quill_op *q, const quill_type *yelem,
                           const char **why);
 
-/* ---- constants ------------------------------------------------------------ */
+/* ---- constants ----------------------------------------------------------- */
 
 /* The int32 bias of an integer conv/matmul with nch output channels whose
  * accumulator has scale s_x * s_w[c] (s_w: n_w scales, 1 or nch), as a

@@ -4,22 +4,22 @@
  * `quantize`; "DQ(x)" below is `dequantize %x`, and the float op's result
  * must have the quantize as its only use.
  *
- *   pattern         reference form                       integer form
- *   conv            Q(conv2d(DQ x, DQ w [, b]))           qconv2d x, w [, b:i32]
- *   gemm            Q(gemm(DQ a, DQ w [, c]))             qmatmul a, w' [, c:i32]
- *                   (trans_a 0, alpha 1, beta 1; trans_b: w' = w^T, constant)
- *   matmul          Q(matmul(DQ a, DQ b)) and             qmatmul a, b [, c:i32]
- *                   Q(add(matmul(DQ a, DQ b), c const))
- *   add, mul        Q(add(DQ a, DQ b))                     qadd / qmul a, b
- *   lut             Q(f(DQ x)), f unary, 8-bit x          lut x {table}
- *   passthrough     Q(maxpool/reshape/..(DQ x))           op x [+ requantize]
- *   avgpool         Q(avgpool(DQ x))                      avgpool x [+ requantize]
- *                   Q(global_avgpool(DQ x))               global_avgpool x (a
- *                                                         requantizing mean)
- *   concat          Q(concat(DQ x1, .., DQ xn))           concat(requantize xi)
- *   requantize      Q(DQ x)                               requantize x (or x)
- *   float-output    conv2d/gemm/matmul(DQ x, DQ w) whose  qconv2d/qmatmul -> i32,
- *                   result is not quantized               scast, dequantize
+ *   pattern      reference form                     integer form
+ *   conv         Q(conv2d(DQ x, DQ w [, b]))         qconv2d x, w [, b:i32]
+ *   gemm         Q(gemm(DQ a, DQ w [, c]))           qmatmul a, w' [, c:i32]
+ *                (trans_a 0, alpha 1, beta 1; trans_b: w' = w^T, constant)
+ *   matmul       Q(matmul(DQ a, DQ b)) and           qmatmul a, b [, c:i32]
+ *                Q(add(matmul(DQ a, DQ b), c const))
+ *   add, mul     Q(add(DQ a, DQ b))                  qadd / qmul a, b
+ *   lut          Q(f(DQ x)), f unary, 8-bit x        lut x {table}
+ *   passthrough  Q(maxpool/reshape/..(DQ x))         op x [+ requantize]
+ *   avgpool      Q(avgpool(DQ x))                    avgpool x [+ requantize]
+ *                Q(global_avgpool(DQ x))             global_avgpool x (a
+ *                                                    requantizing mean)
+ *   concat       Q(concat(DQ x1, .., DQ xn))         concat(requantize xi)
+ *   requantize   Q(DQ x)                             requantize x (or x)
+ *   float-output conv2d/gemm/matmul(DQ x, DQ w)      qconv2d/qmatmul -> i32,
+ *                whose result is not quantized       scast, dequantize
  *
  * A fused `activation` (relu/clip) becomes act_min/act_max; biases become
  * int32 at scale s_x*s_w[c] (quill_fqdq_bias_i32). Every pattern computes
@@ -101,7 +101,7 @@ static bool requant_attrs(const fqdq *f, quill_fqdq_attrs *l,
   return quill_fqdq_requant_attrs(f, l, r, &real, 1, why);
 }
 
-/* ---- conv2d, gemm, matmul ------------------------------------------------------ */
+/* ---- conv2d, gemm, matmul ------------------------------------------------ */
 
 /* An integer conv/matmul being built. */
 typedef struct linear {
@@ -308,7 +308,8 @@ static const char *match_gemm_operands(quill_context *ctx, quill_op *g,
     return "trans_a is set";
   if (quill_op_attr_float(g, "alpha", 1.0) != 1.0)
     return "alpha is not 1";
-  if (quill_op_num_operands(g) > 2 && quill_op_attr_float(g, "beta", 1.0) != 1.0)
+  if (quill_op_num_operands(g) > 2 &&
+      quill_op_attr_float(g, "beta", 1.0) != 1.0)
     return "beta is not 1";
   l->x = quill_fqdq_dq_source(quill_op_operand(g, 0));
   l->w = quill_fqdq_dq_source(quill_op_operand(g, 1));
@@ -488,7 +489,7 @@ static quill_match_result match_float_output(const quill_pattern *p,
   return emit_linear(p, rw, op, NULL, &l, w_axis, y_axis);
 }
 
-/* ---- add, mul --------------------------------------------------------------------- */
+/* ---- add, mul ------------------------------------------------------------ */
 
 static const bool binary_ops[QUILL_OP_COUNT] = {[QUILL_OP_ADD] = true,
                                                 [QUILL_OP_MUL] = true};
@@ -535,7 +536,8 @@ static quill_match_result match_binary(const quill_pattern *p,
         m[i] = ap.multiplier[i];
         s[i] = ap.shift[i];
       }
-      quill_fqdq_attrs_set(&attrs, "multiplier", quill_attr_int_list(ctx, 3, m));
+      quill_fqdq_attrs_set(&attrs, "multiplier",
+                           quill_attr_int_list(ctx, 3, m));
       quill_fqdq_attrs_set(&attrs, "shift", quill_attr_int_list(ctx, 3, s));
       quill_fqdq_attrs_set_int(&attrs, "left_shift", ls);
     }
@@ -557,7 +559,7 @@ static quill_match_result match_binary(const quill_pattern *p,
   return finish(p, rw, q, res, quill_op_opcode(op));
 }
 
-/* ---- lut ---------------------------------------------------------------------------- */
+/* ---- lut ----------------------------------------------------------------- */
 
 /* Unary float ops a table can replace (clip: with constant bounds). */
 static const bool lut_ops[QUILL_OP_COUNT] = {
@@ -595,14 +597,14 @@ static const quill_attr *lut_table(quill_context *ctx, const quill_op *fop,
   memset(&out, 0, sizeof out);
   memset(&table, 0, sizeof table);
   const quill_attr *res = NULL;
-  if (quill_tensor_alloc(ctx, ft, &in[0]) || quill_tensor_alloc(ctx, ft, &out) ||
-      quill_tensor_alloc(ctx, tt, &table))
+  if (quill_tensor_alloc(ctx, ft, &in[0]) ||
+      quill_tensor_alloc(ctx, ft, &out) || quill_tensor_alloc(ctx, tt, &table))
     goto done;
+  int64_t zx = quill_type_quant_zero_points(xe)[0];
   for (int64_t i = 0; i < n; i++)
-    quill_tensor_set_f64(&in[0], (size_t)i,
-                         quill_dequantize_value(base + i, scale0(xe),
-                                                quill_type_quant_zero_points(xe)[0],
-                                                xf64));
+    quill_tensor_set_f64(
+        &in[0], (size_t)i,
+        quill_dequantize_value(base + i, scale0(xe), zx, xf64));
   for (unsigned i = 1; i < quill_op_num_operands(fop); i++) {
     const quill_attr *c = quill_value_constant(quill_op_operand(fop, i));
     if (!c) {
@@ -615,13 +617,14 @@ static const quill_attr *lut_table(quill_context *ctx, const quill_op *fop,
     *why = "the reference kernel failed on the table";
     goto done;
   }
-  for (int64_t i = 0; i < n; i++)
-    quill_tensor_set_i64(
-        &table, (size_t)i,
-        quill_quantize_value(quill_tensor_get_f64(&out, (size_t)i), scale0(ye),
-                             quill_type_quant_zero_points(ye)[0],
-                             quill_type_quant_qmin(ye), quill_type_quant_qmax(ye),
-                             yf64, r));
+  int64_t zy = quill_type_quant_zero_points(ye)[0];
+  int64_t qmin = quill_type_quant_qmin(ye), qmax = quill_type_quant_qmax(ye);
+  for (int64_t i = 0; i < n; i++) {
+    double v = quill_tensor_get_f64(&out, (size_t)i);
+    quill_tensor_set_i64(&table, (size_t)i,
+                         quill_quantize_value(v, scale0(ye), zy, qmin, qmax,
+                                              yf64, r));
+  }
   res = quill_tensor_to_attr(ctx, &table);
 done:
   quill_tensor_free(ctx, &in[0]);
@@ -667,7 +670,7 @@ static quill_match_result match_lut(const quill_pattern *p,
   return finish(p, rw, q, res, quill_op_opcode(op));
 }
 
-/* ---- ops that move or average stored values -------------------------------------- */
+/* ---- ops that move or average stored values ------------------------------ */
 
 static const bool passthrough_ops[QUILL_OP_COUNT] = {
     [QUILL_OP_MAXPOOL] = true,   [QUILL_OP_GLOBAL_MAXPOOL] = true,
@@ -723,9 +726,9 @@ static quill_match_result match_passthrough(const quill_pattern *p,
     ok = n >= 1 && quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
   } else if (xe != ye)
     ok = requant_attrs(f, &rq, r, xe, ye, &why);
+  quill_type *ft = quill_value_type(quill_op_result(op, 0));
   quill_type *mt = mean ? quill_value_type(y)
-                        : quill_type_with_elem(
-                              ctx, quill_value_type(quill_op_result(op, 0)), xe);
+                        : quill_type_with_elem(ctx, ft, xe);
   if (!ok || !mt || !quill_fqdq_attrs_ok(&attrs) || !quill_fqdq_attrs_ok(&rq)) {
     quill_fqdq_attrs_free(&attrs);
     quill_fqdq_attrs_free(&rq);
@@ -839,7 +842,7 @@ static quill_match_result match_requantize(const quill_pattern *p,
   return finish(p, rw, q, res, QUILL_OP_QUANTIZE);
 }
 
-/* ---- the set ------------------------------------------------------------------------ */
+/* ---- the set ------------------------------------------------------------- */
 
 quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f) {
   static const struct {

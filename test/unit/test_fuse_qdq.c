@@ -43,7 +43,7 @@ static int failures;
     }                                                                         \
   } while (0)
 
-/* ---- text generation --------------------------------------------------------- */
+/* ---- text generation ----------------------------------------------------- */
 
 typedef struct text {
   char *buf;
@@ -138,7 +138,7 @@ static void put_bias(text *t, const char *name, int n, double s_x,
   put(t, "  %%%sD = dequantize %%%s : tensor<%dxf32>\n", name, name, n);
 }
 
-/* ---- the cases ------------------------------------------------------------------ */
+/* ---- the cases ----------------------------------------------------------- */
 
 typedef struct gcase {
   const char *name;
@@ -331,7 +331,7 @@ static const gcase cases[] = {
     {"data", true, gen_data, 3},
 };
 
-/* ---- running ----------------------------------------------------------------------- */
+/* ---- running ------------------------------------------------------------- */
 
 static char diag[1024];
 static void capture(void *ud, quill_loc loc, quill_diag_severity sev,

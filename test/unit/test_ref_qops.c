@@ -148,7 +148,7 @@ static void expect(const char *src, const double *a, size_t na,
 static const char *const policies[] = {"half_even", "half_away", "half_up",
                                        "tflite"};
 
-/* ---- an independent TFLite transliteration --------------------------------- */
+/* ---- an independent TFLite transliteration ------------------------------- */
 
 static int32_t t_srdhm(int32_t a, int32_t b) {
   bool overflow = a == b && a == INT32_MIN;
@@ -236,7 +236,7 @@ static int8_t t_mul_func(int8_t x, int8_t y, float s1, int z1, float s2,
   return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 
-/* ---- exact rational rounding of v * m * 2^(shift - 31) ------------------------ */
+/* ---- exact rational rounding of v * m * 2^(shift - 31) ------------------- */
 
 static int64_t exact_requant(int64_t v, int32_t m, int shift,
                              quill_rounding r) {
@@ -261,7 +261,7 @@ static int64_t exact_requant(int64_t v, int32_t m, int shift,
   return (int64_t)(q >= 0 ? q + 1 : q);
 }
 
-/* ---- shared parameter arithmetic -------------------------------------------- */
+/* ---- shared parameter arithmetic ----------------------------------------- */
 
 static void test_params(void) {
   /* div_round: ties of each policy, both signs, and tflite's (s +- n/2)/n */
@@ -313,7 +313,7 @@ static void test_params(void) {
   CHECK(quill_qadd_left_shift(16) == 15);
 }
 
-/* ---- qadd / qmul -------------------------------------------------------------- */
+/* ---- qadd / qmul --------------------------------------------------------- */
 
 static void test_qadd_hand(void) {
   char src[1024];
@@ -464,11 +464,12 @@ static void test_qbinary_random(void) {
           want = add ? t_add_func(x, y, &tp)
                      : t_mul_func(x, y, s1, z1, s2, z2, so, zo);
         else if (add) {
-          int64_t ra = exact_requant((int64_t)(x - z1) << 20, ap.multiplier[0],
-                                     ap.shift[0], pol);
-          int64_t rb = exact_requant((int64_t)(y - z2) << 20, ap.multiplier[1],
-                                     ap.shift[1], pol);
-          want = zo + exact_requant(ra + rb, ap.multiplier[2], ap.shift[2], pol);
+          int64_t ra = exact_requant((int64_t)(x - z1) * (1 << 20),
+                                     ap.multiplier[0], ap.shift[0], pol);
+          int64_t rb = exact_requant((int64_t)(y - z2) * (1 << 20),
+                                     ap.multiplier[1], ap.shift[1], pol);
+          want = zo + exact_requant(ra + rb, ap.multiplier[2], ap.shift[2],
+                                    pol);
         } else
           want = zo + exact_requant((int64_t)(x - z1) * (y - z2), mm[0], sh[0],
                                     pol);
@@ -512,7 +513,7 @@ static void test_qbinary_random(void) {
   }
 }
 
-/* ---- lut, requantize, quantize ------------------------------------------------ */
+/* ---- lut, requantize, quantize ------------------------------------------- */
 
 static void test_lut(void) {
   /* u8 -> i8: table[i] = 127 - i/2 (any values in range); x - 0 indexes */
@@ -637,7 +638,7 @@ static void test_quantize_rounding(void) {
           V(0.25, -10, 1000), V(3, 0, 255));
 }
 
-/* ---- quantized pooling and data movement --------------------------------------- */
+/* ---- quantized pooling and data movement --------------------------------- */
 
 static void test_qpool(void) {
   char src[1024];
