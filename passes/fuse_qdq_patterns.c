@@ -47,6 +47,18 @@ static quill_op *producer(const quill_op *q, const bool *ok) {
   return p;
 }
 
+/* The failure when producer() found nothing: silent if the operand's op is
+ * of another kind (the pattern is not about it), logged if it has other
+ * uses. */
+static quill_match_result no_producer(quill_rewriter *rw, const quill_op *q,
+                                      const bool *ok) {
+  quill_op *p = quill_value_def(quill_op_operand(q, 0));
+  if (!p || !ok[quill_op_opcode(p)])
+    return QUILL_MATCH_FAILURE;
+  return quill_rewriter_fail(rw, q, "the '%s' result has other uses",
+                             quill_op_name(p));
+}
+
 /* Replace the root by res (which takes the root's value name) and count a
  * rewrite of `counted`. */
 static quill_match_result finish(const quill_pattern *p, quill_rewriter *rw,
@@ -366,8 +378,7 @@ static quill_match_result match_conv(const quill_pattern *p,
                                      quill_rewriter *rw, quill_op *q) {
   quill_op *c = producer(q, conv_ops);
   if (!c)
-    return quill_rewriter_fail(rw, q, "the operand is not a conv2d used only "
-                                      "here");
+    return no_producer(rw, q, conv_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
     return quill_rewriter_fail(rw, q, "the result is not quantized per "
                                       "tensor");
@@ -382,8 +393,7 @@ static quill_match_result match_gemm(const quill_pattern *p,
                                      quill_rewriter *rw, quill_op *q) {
   quill_op *g = producer(q, gemm_ops);
   if (!g)
-    return quill_rewriter_fail(rw, q, "the operand is not a gemm used only "
-                                      "here");
+    return no_producer(rw, q, gemm_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
     return quill_rewriter_fail(rw, q, "the result is not quantized per "
                                       "tensor");
@@ -399,8 +409,7 @@ static quill_match_result match_matmul(const quill_pattern *p,
                                        quill_rewriter *rw, quill_op *q) {
   quill_op *op = producer(q, matmul_ops);
   if (!op)
-    return quill_rewriter_fail(rw, q, "the operand is not a matmul (or add) "
-                                      "used only here");
+    return no_producer(rw, q, matmul_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
     return quill_rewriter_fail(rw, q, "the result is not quantized per "
                                       "tensor");
@@ -500,8 +509,7 @@ static quill_match_result match_binary(const quill_pattern *p,
   quill_context *ctx = quill_rewriter_context(rw);
   quill_op *op = producer(q, binary_ops);
   if (!op)
-    return quill_rewriter_fail(rw, q, "the operand is not an add/mul used "
-                                      "only here");
+    return no_producer(rw, q, binary_ops);
   quill_value *a = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *b = quill_fqdq_dq_source(quill_op_operand(op, 1));
   quill_value *y = quill_op_result(q, 0);
@@ -639,8 +647,7 @@ static quill_match_result match_lut(const quill_pattern *p,
   quill_context *ctx = quill_rewriter_context(rw);
   quill_op *op = producer(q, lut_ops);
   if (!op)
-    return quill_rewriter_fail(rw, q, "the operand is not a unary op used "
-                                      "only here");
+    return no_producer(rw, q, lut_ops);
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *y = quill_op_result(q, 0);
   if (!x || !quill_fqdq_per_tensor(x) || !quill_fqdq_per_tensor(y))
@@ -689,8 +696,7 @@ static quill_match_result match_passthrough(const quill_pattern *p,
   quill_context *ctx = quill_rewriter_context(rw);
   quill_op *op = producer(q, passthrough_ops);
   if (!op)
-    return quill_rewriter_fail(rw, q, "the operand is not a data movement or "
-                                      "pooling op used only here");
+    return no_producer(rw, q, passthrough_ops);
   quill_opcode o = quill_op_opcode(op);
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *y = quill_op_result(q, 0);
@@ -756,8 +762,7 @@ static quill_match_result match_concat(const quill_pattern *p,
   quill_context *ctx = quill_rewriter_context(rw);
   quill_op *op = producer(q, concat_ops);
   if (!op)
-    return quill_rewriter_fail(rw, q, "the operand is not a concat used only "
-                                      "here");
+    return no_producer(rw, q, concat_ops);
   quill_value *y = quill_op_result(q, 0);
   quill_type *ye = quill_fqdq_qelem(y);
   if (!quill_fqdq_per_tensor(y))
@@ -821,7 +826,7 @@ static quill_match_result match_requantize(const quill_pattern *p,
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(q, 0));
   quill_value *y = quill_op_result(q, 0);
   if (!x)
-    return quill_rewriter_fail(rw, q, "the operand is not a dequantize");
+    return QUILL_MATCH_FAILURE; /* not this pattern's case: no log */
   if (quill_value_type(x) == quill_value_type(y)) {
     quill_rewriter_replace_op(rw, q, &x);
     state(p)->fused[QUILL_OP_QUANTIZE]++;
