@@ -607,7 +607,7 @@ quill_status quill_verify_requantize(quill_context *ctx, const quill_op *op) {
                               "result type %s has a different expressed type "
                               "than operand type %s",
                               r, quill_vop_operand_type(op, 0));
-  if (same_shape_quant(ctx, op))
+  if (same_shape_quant(ctx, op) || quill_vop_requantize_attrs(ctx, op))
     st = QUILL_ERR_INVALID;
   return st;
 }

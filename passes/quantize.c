@@ -177,8 +177,8 @@ static quill_value *quantize_constant(qrun *r, quill_op *pos,
     size_t c = np == 1 ? 0 : (i / inner) % np;
     quill_tensor_set_i64(&t, i,
                          quill_quantize_value(quill_tensor_get_f64(&src, i),
-                                              sc[c], zp[c], qmin, qmax,
-                                              r->rounding, f64));
+                                              sc[c], zp[c], qmin, qmax, f64,
+                                              r->rounding));
   }
   const quill_attr *dense = quill_tensor_to_attr(ctx, &t);
   quill_tensor_free(ctx, &t);

@@ -41,10 +41,18 @@
 #define MAX_TAPS 4
 
 const char *quill_ref_supports_resize(const quill_op *op) {
-  const char *why = quill_ref_supports_scalar(op);
-  if (why)
-    return why;
   const char *mode = quill_ref_attr_str(op, "mode", "nearest");
+  quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
+  quill_type *ye = quill_type_elem(quill_value_type(quill_op_result(op, 0)));
+  if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
+    /* nearest only picks stored values: same quant type in and out */
+    if (xe != ye || strcmp(mode, "nearest"))
+      return "quantized element types (other than nearest with one type)";
+  } else {
+    const char *why = quill_ref_supports_scalar(op);
+    if (why)
+      return why;
+  }
   if (strcmp(mode, "nearest") && strcmp(mode, "linear") &&
       strcmp(mode, "bilinear") && strcmp(mode, "cubic"))
     return "resize mode other than nearest, linear and cubic";

@@ -1,6 +1,7 @@
 /*
  * quantize.c - `quill quantize`: float model + backend config + calibration
- * data -> the reference quantized (QDQ) model.
+ * data -> a quantized model: integer ops (fuse-qdq) or the reference QDQ
+ * form.
  *
  *   quill quantize MODEL (.onnx | .qir) --backend NAME|FILE --calib PATH
  *                  [-o OUT.qir] [--keep-float=a,b] [--max-samples N]
@@ -13,7 +14,7 @@
  *   MODEL --load (onnx import | parse+verify)--> module
  *   quantize_pipeline() --> the pass pipeline (the one place it is spelled)
  *   pass manager: fold-batchnorm, fuse-activation, insert-observers,
- *                 calibrate, quantize, canonicalize, dce
+ *                 calibrate, quantize, canonicalize, dce [, fuse-qdq, dce]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
@@ -39,7 +40,13 @@ typedef struct quantize_args {
   const char **shapes;
   unsigned nshapes;
   bool print_pipeline, time;
+  int form; /* FORM_* */
 } quantize_args;
+
+/* What `quill quantize` produces: integer ops (fuse-qdq), or the reference
+ * QDQ form; by default integer, except for ONNX output (QDQ is what ONNX
+ * consumers such as onnxruntime expect). */
+enum { FORM_DEFAULT, FORM_INTEGER, FORM_REFERENCE };
 
 static void print_help(FILE *out) {
   fputs(
@@ -56,8 +63,11 @@ static void print_help(FILE *out) {
       "                           batch), a directory of sample directories\n"
       "                           with <input>.npy each, an .npy file, or a\n"
       "                           .txt list of files; PATH,PATH joins several\n"
-      "  -o FILE                  output: .qir textual IR (default: stdout);\n"
-      "                           .onnx once the ONNX exporter exists\n"
+      "  -o FILE                  output: .qir textual IR (default: stdout)\n"
+      "                           or .onnx (ONNX QDQ model)\n"
+      "  --form integer|reference integer ops (fuse-qdq; the default for\n"
+      "                           .qir) or the reference quantize/dequantize\n"
+      "                           form (the default for .onnx)\n"
       "  --keep-float a,b         ops to keep float (by location name or\n"
       "                           result value name)\n"
       "  --max-samples N          calibrate on the first N samples only\n"
@@ -107,6 +117,15 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
                               v);
       else if (v)
         a->shapes[a->nshapes++] = v;
+    } else if (quill_cli_value(&c, "--form", &v)) {
+      if (v && !strcmp(v, "integer"))
+        a->form = FORM_INTEGER;
+      else if (v && !strcmp(v, "reference"))
+        a->form = FORM_REFERENCE;
+      else if (v)
+        quill_cli_usage_error(&c, "--form needs 'integer' or 'reference', "
+                                  "got '%s'",
+                              v);
     } else if (quill_cli_flag(&c, "--print-pipeline")) {
       a->print_pipeline = true;
     } else if (quill_cli_flag(&c, "--time")) {
@@ -124,6 +143,11 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   }
   if (c.bad)
     return QUILL_EXIT_USAGE;
+  if (a->form == FORM_DEFAULT) {
+    size_t n = a->output ? strlen(a->output) : 0;
+    a->form = n >= 5 && !strcmp(a->output + n - 5, ".onnx") ? FORM_REFERENCE
+                                                             : FORM_INTEGER;
+  }
   if (!a->backend)
     quill_cli_usage_error(&c, "no backend given (--backend NAME|FILE; see "
                               "'quill backends')");
@@ -185,11 +209,11 @@ static char *quantize_pipeline(const quantize_args *a, bool inline_data) {
                "insert-observers{backend=%s%s},"
                "%s,"
                "quantize{backend=%s%s},"
-               "canonicalize,dce"
-               /* FUSE-QDQ HOOK: once the fuse-qdq pass exists, append
-                * ",fuse-qdq{backend=%s}" here (with b once more). */
-               ,
-               b, b, keep, calib, b, keep);
+               "canonicalize,dce%s%s%s",
+               b, b, keep, calib, b, keep,
+               a->form == FORM_INTEGER ? ",fuse-qdq{backend=" : "",
+               a->form == FORM_INTEGER ? b : "",
+               a->form == FORM_INTEGER ? "},dce" : "");
   free(calib);
   free(keep);
   return p;
