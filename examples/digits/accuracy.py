@@ -14,8 +14,8 @@ prints a table: accuracy, agreement of the predictions with the float
 model, the largest logit difference from it, the calibrate pass's time
 (from --time) and the whole `quill quantize` wall time.
 
-Variants are rows of VARIANTS below: (label, extra quantize arguments). New
-ones (e.g. integer-fused models once fuse-qdq exists) are one more row.
+Variants are rows of VARIANTS below: (label, extra quantize arguments): the
+integer model (fuse-qdq, what targets run) and the reference QDQ model.
 
 Options: --backends a,b  --limit N (first N test samples)  --out DIR (where
 the models go; default a temporary directory)  --max-samples N.
@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BACKENDS = ["tflite-int8", "x86-vnni", "academic", "tensorrt", "power2"]
 # (label, extra `quill quantize` arguments): the reference QDQ model now;
 # the integer-fused pipeline will be another row.
-VARIANTS = [("qdq", [])]
+VARIANTS = [("int8", ["--form", "integer"]), ("qdq", ["--form", "reference"])]
 
 
 def run(argv):
