@@ -269,6 +269,8 @@ quill_status ex_build_fake_quant(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_qconv2d(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_qmatmul(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_scast(onnx_exporter *ex, const quill_op *op);
+quill_status ex_build_qbinary(onnx_exporter *ex, const quill_op *op);
+quill_status ex_build_lut(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_dynamic_quantize(onnx_exporter *ex, const quill_op *op);
 
 #endif /* QUILL_TARGETS_ONNX_EXPORT_IMPL_H */

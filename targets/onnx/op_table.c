@@ -151,6 +151,11 @@ const onnx_export_entry onnx_export_table[QUILL_OP_COUNT] = {
     /* integer ops */
     [QUILL_OP_QCONV2D] = {ex_build_qconv2d, "QLinearConv", 0, Q, NULL, 0, 0},
     [QUILL_OP_QMATMUL] = {ex_build_qmatmul, "QLinearMatMul", 0, Q, NULL, 0, 0},
+    [QUILL_OP_QADD] = {ex_build_qbinary, "DequantizeLinear+Add+QuantizeLinear",
+                       0, Q, NULL, 0, 0},
+    [QUILL_OP_QMUL] = {ex_build_qbinary, "DequantizeLinear+Mul+QuantizeLinear",
+                       0, Q, NULL, 0, 0},
+    [QUILL_OP_LUT] = {ex_build_lut, "Cast+Add+Gather", 0, Q, NULL, 0, 0},
     [QUILL_OP_SCAST] = {ex_build_scast, "Identity", 0, Q, NULL, 0, 0},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {ex_build_dynamic_quantize,
                                    "DynamicQuantizeLinear", 0, Q, NULL, 0, 0},

@@ -482,3 +482,81 @@ quill_status ex_build_qmatmul(onnx_exporter *ex, const quill_op *op) {
     return QUILL_ERR_NOMEM;
   return clip ? emit_act_clip(ex, op, q, y) : QUILL_OK;
 }
+
+/* ---- qadd, qmul, lut ---------------------------------------------------------- */
+
+/* qadd / qmul: DequantizeLinear both operands, Add / Mul in f32, then
+ * QuantizeLinear and the fused activation clamp. This is the op's float
+ * requantization (docs/quantization.md 3) step by step; fixed-point
+ * parameters and other rounding policies export with a warning. */
+quill_status ex_build_qbinary(onnx_exporter *ex, const quill_op *op) {
+  bool add = quill_op_opcode(op) == QUILL_OP_QADD;
+  const char *r = rounding_of(op);
+  if (quill_op_attr(op, "multiplier") || r)
+    ex_op_warning(ex, op, "'%s' op uses %s requantization; ONNX computes it "
+                          "in float, rounding half to even: results may "
+                          "differ by one",
+                  quill_op_name(op),
+                  quill_op_attr(op, "multiplier") ? "fixed-point"
+                                                  : "non-default rounding");
+  const char *y = ex_out(ex, op, 0);
+  const char *d[2];
+  for (unsigned i = 0; i < 2; i++) {
+    d[i] = ex_fresh(ex, ex_printf(ex, "%s_in%u_dequantized", y, i));
+    if (!d[i])
+      return QUILL_ERR_NOMEM;
+    quill_status st =
+        ex_emit_dequantize(ex, op, ex_in(ex, op, i), d[i],
+                           quill_value_type(quill_op_operand(op, i)));
+    if (st)
+      return st;
+  }
+  const char *f = ex_fresh(ex, ex_printf(ex, "%s_float", y));
+  if (!f || !ex_node(ex, add ? "Add" : "Mul", 2, d, 1, &f))
+    return QUILL_ERR_NOMEM;
+  quill_type *rt = quill_value_type(quill_op_result(op, 0));
+  if (!needs_act_clip(op))
+    return ex_emit_quantize(ex, op, f, y, rt);
+  const char *q = ex_fresh(ex, ex_printf(ex, "%s_unclamped", y));
+  if (!q)
+    return QUILL_ERR_NOMEM;
+  quill_status st = ex_emit_quantize(ex, op, f, q, rt);
+  return st ? st : emit_act_clip(ex, op, q, y);
+}
+
+/* lut: y = table[x - storage_min], exactly, as
+ * Gather(table, Cast<int32>(x) - storage_min). */
+quill_status ex_build_lut(onnx_exporter *ex, const quill_op *op) {
+  const quill_attr *t = quill_op_attr(op, "table");
+  if (!t || quill_attr_kind_of(t) != QUILL_ATTR_DENSE)
+    return ex_op_error(ex, op, "attribute 'table' must be a dense tensor");
+  quill_type *tt = quill_attr_dense_type(t);
+  quill_type *te = quill_type_elem(tt);
+  if (quill_type_is_quant(te))
+    te = quill_type_quant_storage(te);
+  int64_t n = quill_type_num_elements(tt);
+  const char *y = ex_out(ex, op, 0);
+  const char *table = ex_init(ex, ex_printf(ex, "%s_table", y), ex_dtype(te),
+                              1, &n, quill_attr_dense_data(t),
+                              quill_attr_dense_size(t), false);
+  quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
+  quill_type *xs = quill_type_is_quant(xe) ? quill_type_quant_storage(xe) : xe;
+  quill_type *i32 = quill_type_scalar(ex->ctx, QUILL_TYPE_I32);
+  const char *offset = ex_init_scalar(ex, ex_printf(ex, "%s_offset", y), i32,
+                                      (double)-quill_type_int_min(xs));
+  const char *x32 = ex_fresh(ex, ex_printf(ex, "%s_index32", y));
+  const char *idx = ex_fresh(ex, ex_printf(ex, "%s_index", y));
+  if (!table || !offset || !x32 || !idx)
+    return QUILL_ERR_NOMEM;
+  const char *x = ex_in(ex, op, 0);
+  Onnx__NodeProto *c = ex_node(ex, "Cast", 1, &x, 1, &x32);
+  if (!c)
+    return QUILL_ERR_NOMEM;
+  ex_attr_int(ex, c, "to", ex_dtype(i32));
+  const char *add_in[2] = {x32, offset};
+  const char *gather_in[2] = {table, idx};
+  if (!ex_node(ex, "Add", 2, add_in, 1, &idx) ||
+      !ex_node(ex, "Gather", 2, gather_in, 1, &y))
+    return QUILL_ERR_NOMEM;
+  return QUILL_OK;
+}

@@ -70,6 +70,9 @@ static const opt_field cast_f[] = {{"in", 0, 'b', 0}, {"out", 1, 'b', 0},
                                    {0}};
 static const opt_field mirror_f[] = {{"mode", 0, 'b', 0}, {0}};
 static const opt_field gelu_f[] = {{"approximate", 0, 'B', 0}, {0}};
+static const opt_field gather_f[] = {{"axis", 0, 'i', 0},
+                                     {"batch_dims", 1, 'i', 0},
+                                     {0}};
 static const opt_field none_f[] = {{0}};
 
 static const opt_desc opt_descs[] = {
@@ -92,6 +95,7 @@ static const opt_desc opt_descs[] = {
     {TFL_OPT_CastOptions, cast_f},
     {TFL_OPT_MirrorPadOptions, mirror_f},
     {TFL_OPT_GeluOptions, gelu_f},
+    {TFL_OPT_GatherOptions, gather_f},
 };
 
 static const char *type_name(int t) {

@@ -95,6 +95,9 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_QCONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, false, 0, 0},
     [QUILL_OP_QMATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, false, 0,
                           0},
+    [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions},
+    [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions},
+    [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table)", AG, false, 0, 0},
 };
 
 /* Ops without a writer, with the reason (opcode-indexed; NULL: has a

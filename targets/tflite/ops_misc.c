@@ -2,7 +2,10 @@
  * ops_misc.c - writers of elementwise ops (unary builtins, ADD/SUB/MUL/...,
  * RELU/RELU6/clip, LEAKY_RELU), data movement (CONCATENATION, RESHAPE,
  * TRANSPOSE, PAD/PADV2/MIRROR_PAD, RESIZE_*), and quantization
- * (QUANTIZE, DEQUANTIZE, requantization as QUANTIZE int8 -> int8).
+ * (QUANTIZE, DEQUANTIZE, requantization as QUANTIZE int8 -> int8), and
+ * the integer elementwise ops (qadd -> ADD, qmul -> MUL, lut -> CAST + ADD
+ * + GATHER of the table: exact, where TFLite's own LOGISTIC/TANH tables
+ * are computed its way).
  *
  * Layout-agnostic ops write in the layout of their result (layout.c put
  * operands and result in one group); axes, pads and broadcast constants
@@ -14,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "targets/tflite/export_impl.h"
 
 static const int nhwc_perm[4] = {0, 2, 3, 1};
@@ -714,4 +718,115 @@ quill_status tx_write_requantize(tflite_exporter *ex, const quill_op *op) {
                tx_in(ex, op, 0, lay), tx_out(ex, op, 0))
              ? QUILL_OK
              : QUILL_ERR_NOMEM;
+}
+
+/* ---- integer elementwise ops (qadd, qmul, lut) -------------------------------------- */
+
+/* Multiplier/shift list attribute into m/s (n entries); false if absent. */
+static bool requant_attrs(const quill_op *op, int64_t *m, int64_t *s,
+                          unsigned n) {
+  return quill_op_attr_ints(op, "multiplier", m, n) == (int64_t)n &&
+         quill_op_attr_ints(op, "shift", s, n) == (int64_t)n;
+}
+
+quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
+  bool add = quill_op_opcode(op) == QUILL_OP_QADD;
+  const quill_attr *r = quill_op_attr(op, "rounding");
+  const char *rs = r ? quill_attr_string_value(r, NULL) : "half_even";
+  if (strcmp(rs, "tflite") != 0)
+    return tx_spec_error(ex, op, "requantization rounds as TFLite (gemmlowp "
+                                 "double rounding, 'tflite')",
+                         "the op rounds \"%s\"", rs);
+  int64_t m[3], s[3];
+  if (!requant_attrs(op, m, s, add ? 3 : 1))
+    return tx_spec_error(ex, op, "requantization is fixed point",
+                         "the op requantizes in f32 (no 'multiplier')");
+  quill_type *ae = quill_type_elem(tx_in_type(ex, op, 0));
+  quill_type *be = quill_type_elem(tx_in_type(ex, op, 1));
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  if (quill_type_is_quant(ae) && quill_type_is_quant(be) &&
+      quill_type_is_quant(ye) && quill_type_quant_num_params(ae) == 1 &&
+      quill_type_quant_num_params(be) == 1) {
+    double sa = quill_type_quant_scales(ae)[0];
+    double sb = quill_type_quant_scales(be)[0];
+    double sy = quill_type_quant_scales(ye)[0];
+    bool same = true;
+    if (add) {
+      quill_qadd_params p;
+      same = quill_op_attr_int(op, "left_shift", 20) == 20 &&
+             quill_qadd_params_compute(sa, sb, sy, 20, &p);
+      for (int i = 0; same && i < 3; i++)
+        same = p.multiplier[i] == m[i] && p.shift[i] == s[i];
+    } else {
+      int32_t pm;
+      int ps;
+      same = quill_quantize_multiplier(quill_product_multiplier(sa, sb, sy),
+                                       &pm, &ps) &&
+             pm == m[0] && ps == s[0];
+    }
+    if (!same)
+      tx_warning(ex, op, "the op's requantization parameters differ from "
+                         "those TFLite's %s derives from the f32 scales: "
+                         "results may differ by one step",
+                 add ? "ADD (left shift 20)" : "MUL");
+  }
+  return tx_write_binary(ex, op);
+}
+
+quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op) {
+  /* y = table[x - storage_min] is GATHER(table, CAST(x) - storage_min):
+   * exact, with builtins every runtime has. */
+  quill_type *xe = quill_type_elem(tx_in_type(ex, op, 0));
+  quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
+  unsigned e0 = ex->errors;
+  tx_check_act_i8(ex, op, xe, "input");
+  tx_check_act_i8(ex, op, ye, "output");
+  const quill_attr *table = quill_op_attr(op, "table");
+  if (!table || quill_attr_kind_of(table) != QUILL_ATTR_DENSE)
+    return tx_error(ex, op, "the table must be a dense attribute");
+  if (ex->errors != e0)
+    return QUILL_ERR_INVALID;
+  quill_type *storage = quill_type_is_quant(xe) ? quill_type_quant_storage(xe)
+                                                : xe;
+  int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
+  int32_t x = tx_in(ex, op, 0, lay), y = tx_out(ex, op, 0);
+  if (x < 0 || y < 0)
+    return QUILL_ERR_NOMEM;
+  tx_tensor *xt = &ex->tensors[x];
+  int64_t d[QUILL_MAX_RANK];
+  for (unsigned i = 0; i < xt->rank; i++)
+    d[i] = xt->shape[i];
+  unsigned rank = xt->rank;
+  const char *base = ex->tensors[y].name;
+  int32_t wide = tx_tensor_new(ex, tx_printf(ex, "%s_i32", base), TFL_INT32,
+                               rank, d);
+  int32_t idx = tx_tensor_new(ex, tx_printf(ex, "%s_index", base), TFL_INT32,
+                              rank, d);
+  int32_t off = (int32_t)-quill_type_int_min(storage);
+  int32_t offset = tx_const(ex, tx_printf(ex, "%s_offset", base), TFL_INT32, 0,
+                            NULL, &off, 4, true);
+  int64_t tn = quill_type_num_elements(quill_attr_dense_type(table));
+  int32_t tt = tx_const(ex, tx_printf(ex, "%s_table", base),
+                        tx_tensor_type(ye), 1, &tn,
+                        quill_attr_dense_data(table),
+                        quill_attr_dense_size(table), false);
+  if (wide < 0 || idx < 0 || offset < 0 || tt < 0)
+    return QUILL_ERR_NOMEM;
+  copy_quant(ex, tt, y);
+  tx_op *o = emit1(ex, TFL_OP_CAST, TFL_OPT_CastOptions, x, wide);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  tx_opt_int(ex, o, TFL_CAST_IN_DATA_TYPE, TXO_I8, ex->tensors[x].type, 0);
+  tx_opt_int(ex, o, TFL_CAST_OUT_DATA_TYPE, TXO_I8, TFL_INT32, 0);
+  int32_t ins[2] = {wide, offset};
+  o = tx_emit(ex, TFL_OP_ADD, 2, ins, 1, &idx);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_AddOptions;
+  int32_t gin[2] = {tt, idx};
+  o = tx_emit(ex, TFL_OP_GATHER, 2, gin, 1, &y);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  o->opt_type = TFL_OPT_GatherOptions;
+  return QUILL_OK;
 }

@@ -551,6 +551,23 @@ quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op) {
 
 /* ---- pooling ------------------------------------------------------------------------ */
 
+/* An integer average (not a folded float op) must round as TFLite's
+ * AVERAGE_POOL_2D and MEAN do: the `tflite` policy. */
+static quill_status check_avg_rounding(tflite_exporter *ex,
+                                       const quill_op *op) {
+  tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+  if (oi && oi->folded)
+    return QUILL_OK;
+  const quill_attr *r = quill_op_attr(op, "rounding");
+  const char *rs = r && quill_attr_kind_of(r) == QUILL_ATTR_STRING
+                       ? quill_attr_string_value(r, NULL)
+                       : "half_even";
+  if (strcmp(rs, "tflite") != 0)
+    return tx_spec_error(ex, op, "averages round as TFLite ('tflite')",
+                         "the op rounds \"%s\"", rs);
+  return QUILL_OK;
+}
+
 /* True if every value of v is >= 0.0 (stored >= zero point): v comes out
  * of a ReLU-like activation. Max pooling may then pad with 0.0 (PAD)
  * instead of the lowest value (PADV2, which fewer runtimes support). */
@@ -600,6 +617,8 @@ static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
   if (quill_type_is_quant(xe)) {
     tx_check_act_i8(ex, op, xe, "input");
     tx_check_same_quant(ex, op, xe, ye, name);
+    if (avg)
+      check_avg_rounding(ex, op);
   }
   if (ex->errors != e0)
     return QUILL_ERR_INVALID;
@@ -673,6 +692,12 @@ quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
     unsigned e0 = ex->errors;
     tx_check_act_i8(ex, op, xe, "input");
     tx_check_act_i8(ex, op, ye, "output");
+    tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
+    if (!(oi && oi->folded)) {
+      if (!check_avg_rounding(ex, op) && !quill_op_attr(op, "multiplier"))
+        tx_spec_error(ex, op, "requantization is fixed point",
+                      "the op requantizes in f32 (no 'multiplier')");
+    }
     if (ex->errors != e0)
       return QUILL_ERR_INVALID;
     int32_t axes[2] = {1, 2};

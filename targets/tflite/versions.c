@@ -117,6 +117,10 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
     return i8 ? 2 : 1;
   case TFL_OP_RELU:
     return i8 || t0 == TFL_UINT8 ? 2 : 1;
+  case TFL_OP_GATHER:
+    if (t0 == TFL_INT16)
+      return 4;
+    return t0 == TFL_BOOL ? 3 : i8 ? 2 : 1;
   case TFL_OP_ADD:
   case TFL_OP_AVERAGE_POOL_2D:
   case TFL_OP_MAX_POOL_2D:
@@ -216,6 +220,8 @@ static const struct {
     {TFL_OP_ABS, 1, "1.13.0"},            {TFL_OP_HARD_SWISH, 1, "1.15.0"},
     {TFL_OP_FLOOR, 1, "1.9.0"},           {TFL_OP_CEIL, 1, "1.14.0"},
     {TFL_OP_GELU, 1, "2.9.0"},            {TFL_OP_GELU, 2, "2.9.0"},
+    {TFL_OP_GATHER, 1, "1.6.0"},          {TFL_OP_GATHER, 2, "1.14.0"},
+    {TFL_OP_GATHER, 3, "1.15.0"},         {TFL_OP_GATHER, 4, "2.4.0"},
 };
 
 const char *tx_min_runtime(int32_t builtin, int version) {

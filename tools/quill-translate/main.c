@@ -3,7 +3,8 @@
  * Quill IR.
  *
  *   quill-translate --import-onnx model.onnx [--input-shape x=1,3,8,8]...
- *                   [--base-dir DIR] [-o out.qir] [--export-onnx out.onnx]
+ *                   [--const NAME=FILE.pb]... [--base-dir DIR] [-o out.qir]
+ *                   [--export-onnx out.onnx]
  *   quill-translate in.qir --export-onnx out.onnx [--graph NAME]
  *                   [--opset N] [--no-value-info]
  *   quill-translate in.qir --export-tflite out.tflite [--allow-custom-ops]
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
+#include "frontends/onnx/tensor_file.h"
 #include "targets/onnx/onnx_export.h"
 #include "targets/tflite/tflite_export.h"
 
@@ -38,6 +40,9 @@ static void usage(FILE *out) {
         "  --import-onnx FILE       import an ONNX model (protobuf)\n"
         "  --input-shape NAME=D,..  static shape for a graph input (needed for\n"
         "                           symbolic dims); may be repeated\n"
+        "  --const NAME=FILE.pb     bind graph input NAME to the tensor in\n"
+        "                           FILE.pb (an ONNX TensorProto); it becomes\n"
+        "                           a constant. May be repeated\n"
         "  --base-dir DIR           directory for external tensor data\n"
         "                           (default: the model's directory)\n"
         "  --export-onnx FILE       write the graph as an ONNX model\n"
@@ -142,26 +147,35 @@ int main(int argc, char **argv) {
   const char *tflite_path = NULL, *dump_path = NULL;
   quill_tflite_export_options to = {false, 0};
   const char **shapes = calloc((size_t)argc, sizeof *shapes);
-  unsigned nshapes = 0;
+  const char **consts = calloc((size_t)argc, sizeof *consts);
+  unsigned nshapes = 0, nconsts = 0;
   bool print_locs = false;
   quill_onnx_export_options eo = {0, false};
-  if (!shapes)
-    return 1;
+  int rc = 1;
+  quill_context *ctx = NULL;
+  quill_module *m = NULL;
+  quill_tensor *tensors = NULL;
+  quill_onnx_binding *bindings = NULL;
+  if (!shapes || !consts)
+    goto done;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
     bool takes = !strcmp(a, "--import-onnx") || !strcmp(a, "--input-shape") ||
                  !strcmp(a, "-o") || !strcmp(a, "--base-dir") ||
                  !strcmp(a, "--export-onnx") || !strcmp(a, "--graph") ||
-                 !strcmp(a, "--opset") || !strcmp(a, "--export-tflite") ||
-                 !strcmp(a, "--dump-tflite");
+                 !strcmp(a, "--opset") || !strcmp(a, "--const") ||
+                 !strcmp(a, "--export-tflite") || !strcmp(a, "--dump-tflite");
     if (takes) {
       if (i + 1 >= argc) {
         fprintf(stderr, "quill-translate: %s needs a value\n", a);
-        free(shapes);
-        return 2;
+        rc = 2;
+        goto done;
       }
       val = argv[++i];
+    } else if (!strncmp(a, "--const=", 8)) {
+      a = "--const";
+      val = argv[i] + 8;
     } else if (!strncmp(a, "--input-shape=", 14)) {
       a = "--input-shape";
       val = argv[i] + 14;
@@ -177,12 +191,22 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
-      free(shapes);
-      return 0;
+      rc = 0;
+      goto done;
     } else if (!strcmp(a, "--import-onnx")) {
       model = val;
     } else if (!strcmp(a, "--input-shape")) {
       shapes[nshapes++] = val;
+    } else if (!strcmp(a, "--const")) {
+      const char *eq = strchr(val, '=');
+      if (!eq || eq == val || !eq[1]) {
+        fprintf(stderr, "quill-translate: --const needs NAME=FILE.pb, got "
+                        "'%s'\n",
+                val);
+        rc = 2;
+        goto done;
+      }
+      consts[nconsts++] = val;
     } else if (!strcmp(a, "-o")) {
       out_path = val;
     } else if (!strcmp(a, "--base-dir")) {
@@ -202,8 +226,8 @@ int main(int argc, char **argv) {
       eo.opset = strtoll(val, &end, 10);
       if (!*val || *end || eo.opset <= 0) {
         fprintf(stderr, "quill-translate: invalid --opset '%s'\n", val);
-        free(shapes);
-        return 2;
+        rc = 2;
+        goto done;
       }
     } else if (!strcmp(a, "--no-value-info")) {
       eo.omit_value_info = true;
@@ -214,41 +238,60 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "quill-translate: unknown argument '%s'\n", a);
       usage(stderr);
-      free(shapes);
-      return 2;
+      rc = 2;
+      goto done;
     }
   }
   if (dump_path) {
-    free(shapes);
     if (model || qir || export_path || tflite_path) {
       fprintf(stderr, "quill-translate: --dump-tflite takes no other input "
                       "or output\n");
-      return 2;
+      rc = 2;
+    } else {
+      rc = dump_tflite(dump_path);
     }
-    return dump_tflite(dump_path);
+    goto done;
   }
   if (!model && !qir) {
     fprintf(stderr, "quill-translate: no input (use --import-onnx FILE or "
                     "give a .qir file)\n");
     usage(stderr);
-    free(shapes);
-    return 2;
+    rc = 2;
+    goto done;
   }
   if (model && qir) {
     fprintf(stderr, "quill-translate: give either --import-onnx FILE or a "
                     ".qir file, not both\n");
-    free(shapes);
-    return 2;
+    rc = 2;
+    goto done;
   }
-  quill_context *ctx = quill_context_create(NULL, NULL);
-  if (!ctx) {
-    free(shapes);
-    return 1;
+  if (qir && nconsts) {
+    fprintf(stderr, "quill-translate: --const applies to ONNX imports only\n");
+    rc = 2;
+    goto done;
   }
-  quill_onnx_options opts = {shapes, nshapes, base_dir};
-  quill_module *m = model ? quill_onnx_import_file(ctx, model, &opts)
-                          : load_qir(ctx, qir);
-  int rc = m ? 0 : 1;
+  ctx = quill_context_create(NULL, NULL);
+  tensors = calloc(nconsts ? nconsts : 1, sizeof *tensors);
+  bindings = calloc(nconsts ? nconsts : 1, sizeof *bindings);
+  if (!ctx || !tensors || !bindings)
+    goto done;
+  /* --const NAME=FILE: split at the first '=' (names may not contain one). */
+  for (unsigned i = 0; i < nconsts; i++) {
+    const char *eq = strchr(consts[i], '=');
+    size_t len = (size_t)(eq - consts[i]);
+    char *name = malloc(len + 1);
+    if (!name)
+      goto done;
+    memcpy(name, consts[i], len);
+    name[len] = 0;
+    bindings[i].name = name;
+    bindings[i].value = &tensors[i];
+    if (quill_onnx_tensor_read_file(ctx, eq + 1, &tensors[i], NULL))
+      goto done;
+  }
+  quill_onnx_options opts = {shapes, nshapes, base_dir, bindings, nconsts};
+  m = model ? quill_onnx_import_file(ctx, model, &opts) : load_qir(ctx, qir);
+  rc = m ? 0 : 1;
   if (m && export_path) {
     const quill_graph *g = pick_graph(m, graph_name);
     if (!g || quill_onnx_export_file(ctx, g, export_path, &eo) != QUILL_OK)
@@ -272,9 +315,19 @@ int main(int argc, char **argv) {
         rc = 1;
     }
   }
+done:
   if (m)
     quill_module_destroy(m);
-  quill_context_destroy(ctx);
+  for (unsigned i = 0; bindings && i < nconsts; i++) {
+    free((char *)bindings[i].name);
+    if (ctx)
+      quill_onnx_tensor_free(ctx, &tensors[i]);
+  }
+  free(bindings);
+  free(tensors);
+  if (ctx)
+    quill_context_destroy(ctx);
   free(shapes);
+  free(consts);
   return rc;
 }

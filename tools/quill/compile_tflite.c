@@ -12,8 +12,8 @@
  *   MODEL --load--> module
  *     float model, --backend + --calib: the quantization pipeline
  *       fold-batchnorm, fuse-activation{backend}, insert-observers{backend
- *       keep-float}, calibrate{data max-samples}, quantize,
- *       fuse-qdq{backend} (when this build has it), canonicalize, dce
+ *       keep-float}, calibrate{data max-samples}, quantize{backend},
+ *       canonicalize, dce, fuse-qdq{backend}, dce (quill quantize's)
  *     float model without --backend: fold-batchnorm, fuse-activation
  *       (a float .tflite)
  *     already quantized model (QDQ ONNX, integer .qir): fuse-qdq when this
@@ -183,20 +183,21 @@ static bool pipeline(const tflite_args *a, bool quantized, char *buf,
                     "here\n");
     return false;
   }
+  /* The pipeline of `quill quantize --form integer` (tools/quill/
+   * quantize.c spells it too; keep the two equal). */
   char kf[1024] = "", ms[64] = "";
   if (a->keep_float)
     snprintf(kf, sizeof kf, " keep-float=%s", a->keep_float);
   if (a->max_samples)
     snprintf(ms, sizeof ms, " max-samples=%lld", a->max_samples);
+  const char *b = a->backend;
   int n = snprintf(buf, cap,
                    "fold-batchnorm,fuse-activation{backend=%s},"
                    "insert-observers{backend=%s%s},calibrate{data=%s%s},"
-                   "quantize",
-                   a->backend, a->backend, kf, a->calib, ms);
+                   "quantize{backend=%s%s},canonicalize,dce",
+                   b, b, kf, a->calib, ms, b, kf);
   if (n > 0 && (size_t)n < cap && has_pass("fuse-qdq"))
-    snprintf(buf + n, cap - (size_t)n, ",fuse-qdq{backend=%s}", a->backend);
-  size_t len = strlen(buf);
-  snprintf(buf + len, cap - len, ",canonicalize,dce");
+    snprintf(buf + n, cap - (size_t)n, ",fuse-qdq{backend=%s},dce", b);
   return true;
 }
 
@@ -228,7 +229,7 @@ int quill_compile_tflite(int argc, char **argv) {
     free(a.shapes);
     return QUILL_EXIT_ERROR;
   }
-  quill_onnx_options oo = {a.shapes, a.nshapes, NULL};
+  quill_onnx_options oo = {a.shapes, a.nshapes, NULL, NULL, 0};
   quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
   rc = QUILL_EXIT_ERROR;
   if (m) {

@@ -12,13 +12,16 @@
 #    export each, load it from bytes (the FlatBuffers verifier runs), run
 #    Quill and TFLite (reference kernels, optimized kernels, XNNPACK) on
 #    the same inputs, compare in LSB (tflite_check.py compare)
-# 3. the bundled digits model, float and onnxruntime's QDQ quantization:
-#    the same comparison on the 360 test images
+# 3. the bundled digits model: float, onnxruntime's QDQ quantization, and
+#    `quill compile --backend tflite-int8 --calib` (against the integer IR
+#    of `quill quantize`): the same comparison on the 360 test images
 # 4. Arm NN's TFLite parser on the CpuRef backend (Debian python3-pyarmnn):
 #    which models load and how far its results are from Quill's, reported
 # 5. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
 #    build/venv-litert), if it installs; a failure to install is reported,
-#    not failed
+#    not failed. Bounds one step looser: LiteRT 2.3's reference
+#    FULLY_CONNECTED differs from TFLite 2.14's by one step on a few
+#    ResNet-18 logits (every earlier layer bit-equal)
 # Exits 77 (ctest: skipped) only when the venv cannot be set up because
 # PyPI is unreachable; any other setup problem fails the test.
 set -uo pipefail
@@ -53,7 +56,7 @@ done
 check "$PY" "$here/Inputs/tflite_check.py" compare "$out/models" \
   "$build/quill" --samples 3 --json "$out/models.json"
 
-step "digits: float model and onnxruntime's QDQ model, 360 test images"
+step "digits: float, onnxruntime's QDQ and quill compile's int8 model, 360 test images"
 check "$build/quill-translate" --import-onnx "$src/examples/digits/model.onnx" \
   -o "$out/digits/float.qir"
 check "$build/quill-opt" "$out/digits/float.qir" \
@@ -64,6 +67,12 @@ for m in digits_f32 digits_qdq; do
   check "$build/quill-translate" "$out/digits/$m.qir" --export-tflite \
     "$out/digits/$m.tflite" 2>/dev/null
 done
+# int8 the way users get it: quill compile --backend tflite-int8 --calib,
+# against the integer IR of quill quantize (the same pipeline)
+check "$build/quill" compile "$src/examples/digits/model.onnx" --backend \
+  tflite-int8 --calib "$src/examples/digits/calib" -o "$out/digits/digits_int8.tflite"
+check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
+  tflite-int8 --calib "$src/examples/digits/calib" -o "$out/digits/digits_int8.qir"
 check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits" "$build/quill" \
   "$src/examples/digits/test_x.npy" --labels "$src/examples/digits/test_y.npy"
 
@@ -84,7 +93,7 @@ if [ ! -x "$LPY" ] || ! "$LPY" -c "import ai_edge_litert.interpreter, tflite" 2>
 fi
 if "$LPY" -c "import ai_edge_litert.interpreter, tflite" 2>/dev/null; then
   check "$LPY" "$here/Inputs/tflite_check.py" compare "$out/models" \
-    "$build/quill" --samples 2 --json "$out/models-litert.json"
+    "$build/quill" --samples 2 --json "$out/models-litert.json" --slack 1
 else
   echo "note: ai-edge-litert could not be installed; LiteRT checks not run"
 fi

@@ -63,6 +63,14 @@ def quantize_multiplier(real):
     return m, e
 
 
+def qadd_params(sa, sb, sy, left_shift=20):
+    """TFLite's ADD: multipliers of s_a/m, s_b/m, m/(2^L s_y), m = 2 max."""
+    m = 2 * max(f32(sa), f32(sb))
+    out = [quantize_multiplier(f32(sa) / m), quantize_multiplier(f32(sb) / m),
+           quantize_multiplier(m / ((1 << left_shift) * f32(sy)))]
+    return [o[0] for o in out], [o[1] for o in out]
+
+
 def act_params(lo, hi):
     """Asymmetric int8 params for the range [lo, hi] (widened to hold 0),
     the scale rounded to f32."""
@@ -174,8 +182,8 @@ class Net:
     """Builds an integer-IR network while running it in float (on dequantized
     int8 values) to pick each activation's quantization."""
 
-    def __init__(self, name, x_shape, rng, qdq_gap=False):
-        self.qdq_gap = qdq_gap
+    def __init__(self, name, x_shape, rng, qdq=False):
+        self.qdq = qdq
         self.g = Graph(name)
         self.rng = rng
         xf = rng.standard_normal(x_shape)
@@ -230,6 +238,14 @@ class Net:
         if act == "relu":
             yf = np.maximum(yf, 0)
         so, zo = act_params(yf.min(), yf.max())
+        if not self.qdq:
+            mult, shift = qadd_params(a[2], b[2], so)
+            amin = zo if act else -128
+            y = g.op('qadd %s, %s {rounding = "tflite", multiplier = %s, '
+                     'shift = %s, left_shift = 20, act_min = %d}' %
+                     (a[0], b[0], ints(mult), ints(shift), amin),
+                     tensor(yf.shape, qt(so, zo)))
+            return (y, yf, so, zo)
         ta = tensor(fa.shape, "f32")
         da = g.op("dequantize %s" % a[0], ta)
         db = g.op("dequantize %s" % b[0], ta)
@@ -261,14 +277,14 @@ class Net:
         xq = self.deq(a)
         n, c = xq.shape[:2]
         ty = tensor([n, c, 1, 1], qt(s, zp))
-        if self.qdq_gap:
+        if self.qdq:
             # reference form: the interpreter runs quantized pooling only
             # once the integer pooling kernels exist
             d = self.g.op("dequantize %s" % v, tensor(xq.shape, "f32"))
             pf_ = self.g.op("global_avgpool %s" % d, tensor([n, c, 1, 1], "f32"))
             p = self.g.op('quantize %s {rounding = "tflite"}' % pf_, ty)
         else:
-            p = self.g.op("global_avgpool %s" % v, ty)
+            p = self.g.op('global_avgpool %s {rounding = "tflite"}' % v, ty)
         f = self.g.op("flatten %s {axis = 1}" % p, tensor([n, c], qt(s, zp)))
         pf = xq.mean(axis=(2, 3))
         w = self.rng.standard_normal((c, nout)) * math.sqrt(1.0 / c)
@@ -292,7 +308,7 @@ class Net:
 
 
 def resnet18(rng):
-    net = Net("resnet18_int8", (1, 3, 64, 64), rng, qdq_gap=True)
+    net = Net("resnet18_int8", (1, 3, 64, 64), rng)
     x = net.conv(net.x, 64, 7, stride=2, pad=[3, 3, 3, 3], act="relu")
     x = net.maxpool(x, 3, 2, 1)
     for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
@@ -309,7 +325,7 @@ def resnet18(rng):
 
 
 def mobilenetv2(rng):
-    net = Net("mobilenetv2_int8", (1, 3, 64, 64), rng, qdq_gap=True)
+    net = Net("mobilenetv2_int8", (1, 3, 64, 64), rng)
     x = net.conv(net.x, 32, 3, stride=2, pad=[1, 1, 1, 1], act="relu6")
     cin = 32
     cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
@@ -373,9 +389,9 @@ def single_ops(rng):
         bv = g.const(bq, tensor([10], "i32"))
         ty = tensor([2, 10], qt(so, 3))
         g.ret(g.op('qmatmul %s, %s, %s {rounding = "tflite", multiplier = %s, '
-                   "shift = %s}" % (x, wv, bv, ints(mult), ints(shift)),
-                   ty), ty)
-        add(name, 0, True, g, "FULLY_CONNECTED int8 %s" %
+                   "shift = %s, act_min = 3}" % (x, wv, bv, ints(mult),
+                                                 ints(shift)), ty), ty)
+        add(name, 0, True, g, "FULLY_CONNECTED int8 %s, fused RELU" %
             ("per-channel" if per_channel else "per-tensor"), opt=1)
 
     # a classic CNN head: flatten of a 4x4 map into a fully connected layer
@@ -418,19 +434,61 @@ def single_ops(rng):
 
     movement("maxpool_int8", "maxpool %s {kernel_shape = [3, 3], strides = [2, 2], "
              "pads = [1, 1, 1, 1]}", [1, 4, 9, 9], [1, 4, 5, 5], "MAX_POOL_2D int8 SAME")
-    movement("avgpool_int8", "avgpool %s {kernel_shape = [2, 2], strides = [2, 2]}",
+    movement("avgpool_int8", "avgpool %s {kernel_shape = [2, 2], strides = [2, 2], "
+             "rounding = \"tflite\"}",
              [1, 4, 8, 8], [1, 4, 4, 4], "AVERAGE_POOL_2D int8 VALID")
     movement("avgpool_same_int8", "avgpool %s {kernel_shape = [3, 3], strides = [1, 1], "
-             "pads = [1, 1, 1, 1]}", [1, 4, 6, 6], [1, 4, 6, 6],
+             "pads = [1, 1, 1, 1], rounding = \"tflite\"}", [1, 4, 6, 6], [1, 4, 6, 6],
              "AVERAGE_POOL_2D int8 SAME (padding not counted)")
-    movement("global_avgpool_int8", "global_avgpool %s", [1, 8, 7, 7], [1, 8, 1, 1],
+    movement("global_avgpool_int8", "global_avgpool %s {rounding = \"tflite\"}",
+             [1, 8, 7, 7], [1, 8, 1, 1],
              "AVERAGE_POOL_2D int8 over 7x7")
     movement("reshape_int8", "reshape %s", [1, 4, 3, 2], [1, 24], "RESHAPE int8")
     movement("transpose_int8", "transpose %s {perm = [0, 2, 1]}", [2, 3, 4], [2, 4, 3],
              "TRANSPOSE int8")
-    # pad on int8 storage: Quill's contract pads the zero point, as TFLite
-    # does; the reference kernel on main still pads the stored 0 (pad_qdq
-    # covers PAD int8 meanwhile)
+    movement("pad_int8", "pad %s {pads = [0, 0, 1, 2, 0, 0, 2, 1]}", [1, 2, 4, 4],
+             [1, 2, 7, 7], "PAD int8 (pads with the zero point)")
+
+    # integer elementwise ops
+    for name, shapes, act in (("qadd_int8", ([1, 4, 5, 5], [1, 4, 5, 5]), True),
+                              ("qadd_broadcast_int8", ([1, 4, 5, 5], [1, 4, 1, 1]),
+                               False)):
+        g = Graph(name)
+        a = g.arg("a", tensor(shapes[0], X))
+        b = g.arg("b", tensor(shapes[1], qt(0.03, 7)))
+        so, zo = 0.0625, -128 if act else 3
+        mult, shift = qadd_params(sx, 0.03, so)
+        ty = tensor(shapes[0], qt(so, zo))
+        g.ret(g.op('qadd %s, %s {rounding = "tflite", multiplier = %s, shift = %s, '
+                   'left_shift = 20%s}' % (a, b, ints(mult), ints(shift),
+                                          ", act_min = -128" if act else ""), ty), ty)
+        add(name, 0, True, g, "ADD int8 (qadd)%s" % (", fused RELU" if act else
+                                                       ", broadcast"), opt=1)
+    g = Graph("qmul_int8")
+    a = g.arg("a", tensor([1, 4, 5, 5], X))
+    b = g.arg("b", tensor([1, 4, 5, 5], qt(0.03, 7)))
+    so = 0.02
+    m, sh = quantize_multiplier(f32(sx) * f32(0.03) / f32(so))
+    ty = tensor([1, 4, 5, 5], qt(so, -5))
+    g.ret(g.op('qmul %s, %s {rounding = "tflite", multiplier = [%d], shift = [%d]}'
+               % (a, b, m, sh), ty), ty)
+    add("qmul_int8", 0, True, g, "MUL int8 (qmul)", opt=1)
+    g = Graph("lut_int8")
+    x = g.arg("x", tensor([1, 4, 5, 5], X))
+    table = np.clip(np.round(1 / (1 + np.exp(-(np.arange(-128, 128) - zx) * sx))
+                             * 256) - 128, -128, 127).astype(np.int8)
+    ty = tensor([1, 4, 5, 5], qt(1.0 / 256, -128))
+    g.ret(g.op('lut %s {table = dense<"0x%s"> : tensor<256xi8>}'
+               % (x, table.tobytes().hex().upper()), ty), ty)
+    add("lut_int8", 0, True, g, "lut (a sigmoid table) as CAST + ADD + GATHER")
+    g = Graph("global_avgpool_requant_int8")
+    x = g.arg("x", tensor([1, 8, 7, 7], X))
+    ty = tensor([1, 8, 1, 1], qt(0.02, 4))
+    m, sh = quantize_multiplier(f32(sx) / f32(0.02) / 49)
+    g.ret(g.op('global_avgpool %s {rounding = "tflite", multiplier = [%d], '
+               'shift = [%d]}' % (x, m, sh), ty), ty)
+    add("global_avgpool_requant_int8", 0, True, g,
+        "rescaling global_avgpool as MEAN int8", opt=1)
     movement("resize_nearest_int8", "resize %s {mode = \"nearest\", "
              "coordinate_transformation_mode = \"asymmetric\", nearest_mode = \"floor\"}",
              [1, 3, 4, 4], [1, 3, 8, 8], "RESIZE_NEAREST_NEIGHBOR int8")
@@ -612,10 +670,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     rng = np.random.default_rng(1234)
     models = single_ops(rng) + float_ops(rng)
-    models.append(("resnet18_int8", (4, 8), True, resnet18(rng).text(),
-                   "ResNet-18, integer convs, QDQ residual adds"))
-    models.append(("mobilenetv2_int8", (4, 24), True, mobilenetv2(rng).text(),
-                   "MobileNetV2, integer convs and depthwise, QDQ adds"))
+    models.append(("resnet18_int8", (0, 8), True, resnet18(rng).text(),
+                   "ResNet-18, integer IR (qconv2d, qadd, pooling, qmatmul)"))
+    models.append(("mobilenetv2_int8", (0, 24), True, mobilenetv2(rng).text(),
+                   "MobileNetV2, integer IR (qconv2d incl. depthwise, qadd)"))
     with open(os.path.join(outdir, "manifest.txt"), "w") as man:
         for name, lsb, armnn, text, what in models:
             if only and name not in only:

@@ -3,7 +3,7 @@
 Needs tflite_runtime and the `tflite` reader package: run it with the venv
 python from scripts/pyenv.sh.
 
-  tflite_check.py compare DIR QUILL [--samples N] [--json OUT]
+  tflite_check.py compare DIR QUILL [--samples N] [--json OUT] [--slack S]
       For each model of DIR/manifest.txt (make_models.py): load
       DIR/<name>.tflite with the interpreter from bytes (which runs the
       FlatBuffers verifier), make random inputs (int8: uniform over
@@ -13,16 +13,18 @@ python from scripts/pyenv.sh.
       NODELEGATE: optimized kernels; REF: reference kernels), and compare:
       int8 outputs in steps (LSB), float outputs relative to max(1, |ref|).
       Layouts come from the model's "quill" metadata. Fails when a
-      difference exceeds the manifest's bound.
+      difference exceeds the manifest's bound (plus S steps).
 
   tflite_check.py dataset DIR QUILL DATA.npy [--labels LABELS.npy]
-      For DIR/digits_f32 and DIR/digits_qdq (.qir and .tflite): run every
+      For DIR/digits_f32, DIR/digits_qdq and DIR/digits_int8 (.qir and
+      .tflite; those present): run every
       sample of DATA (leading dimension) through Quill and TFLite (all
       resolvers); float models: relative difference; models whose output
       is a DEQUANTIZE: difference in steps of its input's scale; with
       labels, the accuracy of each. Bounds: 1e-5 (float), 4 steps (QDQ:
       Quill's reference form computes each layer in float and rounds,
-      TFLite's int8 kernels in fixed point).
+      TFLite's int8 kernels in fixed point), 0 steps for the integer model
+      against TFLite's reference kernels (4 for the optimized ones).
 
   tflite_check.py armnn DIR QUILL [--json OUT]
       Load every model of DIR/manifest.txt (and DIR/../digits/*.tflite)
@@ -202,8 +204,8 @@ def cmd_compare(args):
                     worst["TFL"] = max(worst.get("TFL", 0.0), d)
                 row.update(worst)
                 is_float = "f32" in name or name.startswith("dequantize")
-                limit = 1e-5 if is_float else float(bound)
-                limit_opt = 1e-5 if is_float else float(bound_opt)
+                limit = 1e-5 if is_float else float(bound) + args.slack
+                limit_opt = 1e-5 if is_float else float(bound_opt) + args.slack
                 ok = worst["REF"] <= limit and worst["NODELEGATE"] <= limit_opt \
                     and worst["AUTO"] <= limit_opt
                 row["ok"] = ok
@@ -255,9 +257,13 @@ def cmd_dataset(args):
     x = np.load(args.data)
     labels = np.load(args.labels) if args.labels else None
     bad = 0
+    n_models = 0
     print("runtime: %s" % runtime_name())
     with tempfile.TemporaryDirectory() as tmp:
-        for name, bound in (("digits_f32", 1e-5), ("digits_qdq", 4)):
+        for name, bound in (("digits_f32", 1e-5), ("digits_qdq", 4),
+                            ("digits_int8", 0)):
+            if not os.path.exists(os.path.join(args.dir, name + ".tflite")):
+                continue
             data = open(os.path.join(args.dir, name + ".tflite"), "rb").read()
             qir = os.path.join(args.dir, name + ".qir")
             step = output_step(data)
@@ -280,7 +286,11 @@ def cmd_dataset(args):
                     differing[r] += d > 1e-6
                     if labels is not None:
                         correct[r] += int(got.argmax() == labels[i])
-            ok = all(worst[r] <= bound for r in RESOLVERS)
+            # the optimized kernels may round differently (ruy, XNNPACK):
+            # one step per requantization, checked against a looser bound
+            ok = worst["REF"] <= bound and all(
+                worst[r] <= max(bound, 4 if step else bound) for r in RESOLVERS)
+            n_models += 1
             bad += not ok
             acc = ""
             if labels is not None:
@@ -295,7 +305,7 @@ def cmd_dataset(args):
                       " ".join("%s %g" % (r, worst[r]) for r in RESOLVERS),
                       " ".join("%s %d" % (r, differing[r]) for r in RESOLVERS),
                       bound, acc))
-    print("%d passed, %d failed" % (2 - bad, bad))
+    print("%d passed, %d failed" % (n_models - bad, bad))
     return 1 if bad else 0
 
 
@@ -520,6 +530,8 @@ def main():
     c.add_argument("quill")
     c.add_argument("--samples", type=int, default=3)
     c.add_argument("--json")
+    c.add_argument("--slack", type=float, default=0,
+                   help="steps added to every int8 bound (another runtime)")
     d = sub.add_parser("dataset")
     d.add_argument("dir")
     d.add_argument("quill")
