@@ -573,6 +573,12 @@ static quill_status check_avg_rounding(tflite_exporter *ex,
  * instead of the lowest value (PADV2, which fewer runtimes support). */
 static bool nonnegative(tflite_exporter *ex, const quill_value *v) {
   for (int depth = 0; v && depth < 8; depth++) {
+    /* a quantized type whose zero point is its lowest value holds no
+     * negative number */
+    quill_type *qe = quill_type_elem(quill_value_type(v));
+    if (quill_type_is_quant(qe) && quill_type_quant_num_params(qe) == 1 &&
+        quill_type_quant_zero_points(qe)[0] <= quill_type_quant_qmin(qe))
+      return true;
     quill_op *d = quill_value_def(v);
     if (!d)
       return false;

@@ -15,9 +15,12 @@
 # 3. the bundled digits model: float, onnxruntime's QDQ quantization, and
 #    `quill compile --backend tflite-int8 --calib` (against the integer IR
 #    of `quill quantize`): the same comparison on the 360 test images
-# 4. Arm NN's TFLite parser on the CpuRef backend (Debian python3-pyarmnn):
+# 4. torchvision's ResNet-18 and MobileNetV2 (random weights, BatchNorm
+#    statistics re-estimated) through `quill compile --backend tflite-int8
+#    --calib`, against `quill quantize`'s integer IR
+# 5. Arm NN's TFLite parser on the CpuRef backend (Debian python3-pyarmnn):
 #    which models load and how far its results are from Quill's, reported
-# 5. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
+# 6. the same models in ai-edge-litert (LiteRT, numpy 2, its own venv
 #    build/venv-litert), if it installs; a failure to install is reported,
 #    not failed. Bounds one step looser: LiteRT 2.3's reference
 #    FULLY_CONNECTED differs from TFLite 2.14's by one step on a few
@@ -75,6 +78,24 @@ check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
   tflite-int8 --calib "$src/examples/digits/calib" -o "$out/digits/digits_int8.qir"
 check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits" "$build/quill" \
   "$src/examples/digits/test_x.npy" --labels "$src/examples/digits/test_y.npy"
+
+step "torchvision ResNet-18 and MobileNetV2 (random weights): quill compile --backend tflite-int8"
+tm="$out/torch"
+if "$SYSPY" -c "import torch, torchvision" 2>/dev/null; then
+  check "$SYSPY" "$here/Inputs/torch_models.py" "$tm" >/dev/null 2>&1
+  : > "$tm/manifest.txt"
+  for m in resnet18 mobilenet_v2; do
+    check "$build/quill" compile "$tm/$m.onnx" --backend tflite-int8 \
+      --calib "$tm/calib" -o "$tm/${m}_int8.tflite"
+    check "$build/quill" quantize "$tm/$m.onnx" --backend tflite-int8 \
+      --calib "$tm/calib" -o "$tm/${m}_int8.qir"
+    echo "${m}_int8 0 32 yes torchvision $m, 1x3x96x96, calibrated on 8 samples" >> "$tm/manifest.txt"
+  done
+  check "$PY" "$here/Inputs/tflite_check.py" compare "$tm" "$build/quill" \
+    --samples 2 --json "$out/torch.json"
+else
+  echo "note: python3-torch/torchvision missing (scripts/setup.sh installs them)"
+fi
 
 step "Arm NN's TFLite parser, CpuRef backend (report only)"
 if "$PY" -c "import pyarmnn" >/dev/null 2>&1; then
