@@ -6,7 +6,7 @@
  * serializes it with the FlatBuffers builder:
  *
  *   quill_graph
- *     export.c   analysis: which float ops fold with their dequantize /
+ *     fold.c     analysis: which float ops fold with their dequantize /
  *                quantize neighbours into int8 ops (QDQ folding), aliases
  *     layout.c   NCHW -> NHWC decision per value (union of values joined
  *                by layout-agnostic ops; spatial ops vote NHWC), permuted
@@ -216,6 +216,11 @@ int32_t tx_out(tflite_exporter *ex, const quill_op *op, unsigned i);
 /* The constant dense attribute behind effective operand i, or NULL. */
 const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
                               unsigned i);
+
+/* ---- folding (fold.c) ------------------------------------------------------------------ */
+
+/* Register every value, fold QDQ patterns, alias identities. */
+void tx_fold_analyze(tflite_exporter *ex);
 
 /* ---- layout (layout.c) --------------------------------------------------------------- */
 

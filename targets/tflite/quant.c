@@ -236,11 +236,18 @@ void tx_check_requant(tflite_exporter *ex, const quill_op *op,
                       const quill_type *out) {
   if (!quill_type_is_quant(out))
     return;
-  int64_t mult[1024], shift[1024];
-  int64_t nm = quill_op_attr_ints(op, "multiplier", mult, 1024);
-  int64_t ns = quill_op_attr_ints(op, "shift", shift, 1024);
+  const quill_attr *ma = quill_op_attr(op, "multiplier");
+  size_t cap = ma && quill_attr_kind_of(ma) == QUILL_ATTR_LIST
+                   ? quill_attr_list_size(ma)
+                   : 0;
+  int64_t *mult = tx_alloc(ex, (cap ? cap : 1) * sizeof *mult);
+  int64_t *shift = tx_alloc(ex, (cap ? cap : 1) * sizeof *shift);
+  if (!cap || !mult || !shift)
+    return;
+  int64_t nm = quill_op_attr_ints(op, "multiplier", mult, cap);
+  int64_t ns = quill_op_attr_ints(op, "shift", shift, cap);
   size_t nw = quill_type_quant_num_params(w);
-  if (nm <= 0 || ns != nm || nm > 1024)
+  if (nm <= 0 || ns != nm)
     return;
   double si = tx_scale_f32(quill_type_quant_scales(in)[0]);
   double so = tx_scale_f32(quill_type_quant_scales(out)[0]);
