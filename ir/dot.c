@@ -41,6 +41,48 @@ static bool is_quant_value(const quill_value *v) {
   return t && quill_type_is_quant(t);
 }
 
+static bool is_float_constant(const quill_value *v) {
+  const quill_op *d = quill_value_def(v);
+  const quill_type *t = quill_value_type(v);
+  return d && quill_op_has_flag(d, QUILL_OPF_CONSTANT) && t &&
+         quill_type_is_tensor(t) && quill_type_is_float(quill_type_elem(t));
+}
+
+/* A dequantize (or fake_quant) of a constant of non-i32 storage: a
+ * quantized weight. */
+static bool is_quant_weight(const quill_value *v) {
+  const quill_op *d = quill_value_def(v);
+  if (!d || (quill_op_opcode(d) != QUILL_OP_DEQUANTIZE &&
+             quill_op_opcode(d) != QUILL_OP_FAKE_QUANT))
+    return false;
+  const quill_value *c = quill_op_operand(d, 0);
+  const quill_op *cd = quill_value_def(c);
+  if (!cd || !quill_op_has_flag(cd, QUILL_OPF_CONSTANT))
+    return false;
+  if (quill_op_opcode(d) == QUILL_OP_FAKE_QUANT)
+    return true;
+  const quill_type *t = quill_value_type(c);
+  const quill_type *e = quill_type_is_tensor(t) ? quill_type_elem(t) : t;
+  return quill_type_is_quant(e) &&
+         quill_type_kind_of(quill_type_quant_storage(e)) != QUILL_TYPE_I32;
+}
+
+static bool is_quant_cast(const quill_op *op, bool to_quant) {
+  quill_opcode opc = quill_op_opcode(op);
+  return opc == QUILL_OP_FAKE_QUANT ||
+         opc == (to_quant ? QUILL_OP_QUANTIZE : QUILL_OP_DEQUANTIZE);
+}
+
+bool quill_op_has_quant_types(const quill_op *op) {
+  for (unsigned i = 0; i < quill_op_num_operands(op); i++)
+    if (is_quant_value(quill_op_operand(op, i)))
+      return true;
+  for (unsigned i = 0; i < quill_op_num_results(op); i++)
+    if (is_quant_value(quill_op_result(op, i)))
+      return true;
+  return false;
+}
+
 quill_op_qclass quill_op_quant_class(const quill_op *op) {
   quill_opcode opc = quill_op_opcode(op);
   if (is_cast_op[opc])
@@ -49,18 +91,29 @@ quill_op_qclass quill_op_quant_class(const quill_op *op) {
     return QUILL_OP_QCLASS_CONSTANT;
   if (quill_op_has_flag(op, QUILL_OPF_TERMINATOR))
     return QUILL_OP_QCLASS_OTHER;
-  for (unsigned i = 0; i < quill_op_num_operands(op); i++) {
+  if (quill_op_has_quant_types(op))
+    return QUILL_OP_QCLASS_QUANTIZED;
+  unsigned n = quill_op_num_operands(op);
+  for (unsigned i = 0; i < n; i++)
+    if (is_quant_weight(quill_op_operand(op, i)))
+      return QUILL_OP_QCLASS_QUANTIZED;
+  bool dq_in = false;
+  for (unsigned i = 0; i < n; i++) {
     const quill_value *v = quill_op_operand(op, i);
     const quill_op *d = quill_value_def(v);
-    if (is_quant_value(v) ||
-        (d && (quill_op_opcode(d) == QUILL_OP_DEQUANTIZE ||
-               quill_op_opcode(d) == QUILL_OP_FAKE_QUANT)))
-      return QUILL_OP_QCLASS_QUANTIZED;
+    if (is_float_constant(v))
+      return QUILL_OP_QCLASS_FLOAT;
+    dq_in |= d && is_quant_cast(d, false);
   }
-  for (unsigned i = 0; i < quill_op_num_results(op); i++)
-    if (is_quant_value(quill_op_result(op, i)))
-      return QUILL_OP_QCLASS_QUANTIZED;
-  return QUILL_OP_QCLASS_FLOAT;
+  if (!dq_in || !quill_op_num_results(op))
+    return QUILL_OP_QCLASS_FLOAT;
+  const quill_value *y = quill_op_result(op, 0);
+  if (!quill_value_has_uses(y))
+    return QUILL_OP_QCLASS_FLOAT;
+  for (quill_use *u = quill_value_first_use(y); u; u = quill_use_next(u))
+    if (!is_quant_cast(quill_use_user(u), true))
+      return QUILL_OP_QCLASS_FLOAT;
+  return QUILL_OP_QCLASS_QUANTIZED;
 }
 
 /* A constant, or a dequantize of a constant: drawn inside its users. */
@@ -156,8 +209,11 @@ static bool graph_has_quant(const quill_graph *g) {
   return false;
 }
 
-static const char *fill_of(const quill_op *op, bool quant_graph) {
-  switch (quill_op_quant_class(op)) {
+static const char *fill_of(const quill_op *op, bool quant_graph,
+                           const quill_dot_options *o) {
+  quill_op_qclass c = o && o->classify ? o->classify(o->note_ud, op)
+                                       : quill_op_quant_class(op);
+  switch (c) {
   case QUILL_OP_QCLASS_QUANTIZED:
     return "#9ecae1";
   case QUILL_OP_QCLASS_CAST:
@@ -215,7 +271,7 @@ static void print_graph(const quill_graph *g, unsigned gi, quill_strbuf *sb,
     if (ret)
       quill_strbuf_puts(sb, "shape=ellipse, ");
     else
-      quill_strbuf_printf(sb, "fillcolor=\"%s\", ", fill_of(op, quant));
+      quill_strbuf_printf(sb, "fillcolor=\"%s\", ", fill_of(op, quant, o));
     quill_strbuf_puts(sb, "label=");
     put_dot_string(sb, quill_strbuf_str(tmp));
     quill_strbuf_puts(sb, "];\n");

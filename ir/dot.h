@@ -23,13 +23,21 @@
 
 #include "ir/ir.h"
 
-/* How an op relates to quantization (shared with passes/quant_report.c). */
+/* How an op relates to quantization, judged from the graph alone (the
+ * DOT colours; passes/quant_report.c knows the backend config and decides
+ * itself). */
 typedef enum quill_op_qclass {
-  QUILL_OP_QCLASS_FLOAT,     /* computes on float values only */
-  QUILL_OP_QCLASS_QUANTIZED, /* reads or produces quantized values: an
-                                operand or result of quantized element type,
-                                or an operand produced by dequantize or
-                                fake_quant (the QDQ reference pattern) */
+  QUILL_OP_QCLASS_FLOAT,     /* anything else: computes in float */
+  QUILL_OP_QCLASS_QUANTIZED, /* an operand or result of quantized element
+                                type (integer ops); or a quantized weight
+                                operand (dequantize or fake_quant of a
+                                constant, not i32); or, with no float
+                                constant operand, an operand from
+                                dequantize / fake_quant and every use of
+                                its result a quantize / fake_quant (the QDQ
+                                pattern). A kept-float op without weights
+                                between quantized ops looks quantized: the
+                                QDQ form cannot tell them apart */
   QUILL_OP_QCLASS_CAST,      /* quantize, dequantize, requantize,
                                 fake_quant, scast, dynamic_quantize */
   QUILL_OP_QCLASS_CONSTANT,  /* constant */
@@ -37,6 +45,8 @@ typedef enum quill_op_qclass {
 } quill_op_qclass;
 
 quill_op_qclass quill_op_quant_class(const quill_op *op);
+/* True if an operand or result of op has a quantized element type. */
+bool quill_op_has_quant_types(const quill_op *op);
 
 /* An extra label line for an op (e.g. the report's SQNR), or NULL. The
  * string is copied before the next call. */
@@ -44,7 +54,9 @@ typedef const char *(*quill_dot_note_fn)(void *ud, const quill_op *op);
 
 typedef struct quill_dot_options {
   quill_dot_note_fn note; /* NULL: no extra lines */
-  void *note_ud;
+  void *note_ud;          /* passed to note and classify */
+  /* The class that picks an op's colour (NULL: quill_op_quant_class). */
+  quill_op_qclass (*classify)(void *ud, const quill_op *op);
   const char *dot_program; /* the Graphviz program for .svg (NULL: "dot",
                               looked up on PATH) */
 } quill_dot_options;
