@@ -53,4 +53,12 @@ void quill_report_tensor_to_real(const quill_tensor *t, double *out);
 quill_status quill_report_measure(quill_quant_report *r,
                                   const quill_calib_dataset *calib);
 
+/* "35.21", "inf", "-inf" for a measured SQNR; "-" when count is 0. */
+void quill_report_put_db(quill_strbuf *sb, const quill_sqnr *s);
+/* "i8 0.01269:-128" / "i8 per-axis(16) 6.1e-05..0.0021", or "-". */
+void quill_report_put_quant(quill_strbuf *sb, const quill_type *q);
+/* The HTML page (quant_report_html.c). */
+void quill_quant_report_write_html(const quill_quant_report *r,
+                                   const char *model, quill_strbuf *sb);
+
 #endif /* QUILL_PASSES_QUANT_REPORT_IMPL_H */
