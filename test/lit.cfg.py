@@ -21,3 +21,9 @@ path = os.pathsep.join([config.quill_tools_dir, config.llvm_tools_dir,
 config.environment["PATH"] = path
 config.substitutions.append(("%quill_src", config.quill_src_root))
 config.substitutions.append(("%python", config.python_executable))
+
+# Graphviz's `dot` (Debian graphviz) renders --view-graph=*.svg; tests that
+# need it say `REQUIRES: dot`.
+import shutil
+if shutil.which("dot"):
+    config.available_features.add("dot")

@@ -12,9 +12,10 @@
  *   argv --parse_args--> quantize_args               (bad syntax: exit 2)
  *   --backend --quill_backend_get--> validated config (exit 1 if invalid)
  *   MODEL --load (onnx import | parse+verify)--> module
- *   quantize_pipeline() --> the pass pipeline (the one place it is spelled)
- *   pass manager: fold-batchnorm, fuse-activation, insert-observers,
- *                 calibrate, quantize, canonicalize, dce [, fuse-qdq, dce]
+ *   quill_quantize_module() (passes/quantize_pipeline.h, where the
+ *   pipeline is spelled): fold-batchnorm, fuse-activation,
+ *                 insert-observers, calibrate, quantize, canonicalize, dce
+ *                 [, fuse-qdq, dce for --form integer]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
@@ -24,14 +25,13 @@
  * exits without reading the model, so `quill-opt --pass-pipeline=...`
  * reproduces a run.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
 #include "targets/onnx/onnx_export.h"
 #include "passes/calib_data.h"
-#include "passes/pass.h"
+#include "passes/quantize_pipeline.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
@@ -168,57 +168,6 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
 }
 
-/* Can `s` be written as a pass option value? */
-static bool option_safe(const char *s) { return !strpbrk(s, " \t\n{}"); }
-
-/* printf into a new malloc'd string (NULL on allocation failure). */
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return p;
-}
-
-/* The quantization pipeline, spelled in this one place. With inline_data
- * the calibration path is the option data=; otherwise the dataset is handed
- * over as the pass-manager input "calibration-data". Returns a malloc'd
- * string (NULL on allocation failure). */
-static char *quantize_pipeline(const quantize_args *a, bool inline_data) {
-  const char *b = a->backend;
-  char *calib = inline_data && a->max_samples
-                    ? format("calibrate{data=%s max-samples=%lld}", a->calib,
-                             a->max_samples)
-                : inline_data ? format("calibrate{data=%s}", a->calib)
-                : a->max_samples
-                    ? format("calibrate{max-samples=%lld}", a->max_samples)
-                    : format("calibrate");
-  char *keep = a->keep_float ? format(" keep-float=%s", a->keep_float)
-                             : format("%s", "");
-  char *p = NULL;
-  if (calib && keep)
-    p = format("fold-batchnorm,"
-               "fuse-activation{backend=%s},"
-               "insert-observers{backend=%s%s},"
-               "%s,"
-               "quantize{backend=%s%s},"
-               "canonicalize,dce%s%s%s",
-               b, b, keep, calib, b, keep,
-               a->form == FORM_INTEGER ? ",fuse-qdq{backend=" : "",
-               a->form == FORM_INTEGER ? b : "",
-               a->form == FORM_INTEGER ? "},dce" : "");
-  free(calib);
-  free(keep);
-  return p;
-}
-
 /* Write the (reference, QDQ) model as ONNX through targets/onnx. */
 static quill_status write_onnx(quill_context *ctx, quill_module *m,
                                const char *path) {
@@ -249,73 +198,68 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
 }
 
 static int run(const quantize_args *a) {
-  bool inline_data = a->calib && option_safe(a->calib);
-  char *pipeline = quantize_pipeline(a, inline_data);
-  if (!pipeline) {
-    fputs("quill quantize: error: out of memory\n", stderr);
-    return QUILL_EXIT_ERROR;
-  }
-  if (a->print_pipeline) {
-    printf("%s\n", pipeline);
-    free(pipeline);
-    return QUILL_EXIT_OK;
-  }
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
-    free(pipeline);
+    fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_ERROR;
   }
-  quill_module *m = NULL;
-  quill_calib_dataset *ds = NULL;
-  quill_pass_manager *pm = NULL;
-  quill_status st =
-      quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
-  if (!st) {
-    quill_onnx_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.input_shapes = a->shapes;
-    opts.num_input_shapes = a->nshapes;
-    m = quill_tool_load_model(ctx, a->model, &opts);
-    if (!m)
-      st = QUILL_ERR_INVALID;
-    else if (!quill_module_num_graphs(m))
-      st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
-                       "the model has no function");
-  }
-  if (!st && !(pm = quill_pass_manager_create(ctx)))
-    st = QUILL_ERR_NOMEM;
-  if (!st)
-    st = quill_pass_manager_parse_pipeline(pm, pipeline);
-  if (!st && !inline_data) {
-    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
-    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+  bool inline_data = a->calib && quill_quantize_option_safe(a->calib);
+  quill_quantize_options qo = {
+      .backend = a->backend,
+      .keep_float = a->keep_float,
+      .calib_path = inline_data ? a->calib : NULL,
+      .max_samples = (size_t)a->max_samples,
+  };
+  unsigned stages = a->form == FORM_INTEGER
+                        ? QUILL_QUANTIZE_ALL
+                        : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
+  quill_status st;
+  if (a->print_pipeline) {
+    char *pipeline = NULL;
+    st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);
+    if (!st)
+      printf("%s\n", pipeline);
+    quill_string_free(ctx, pipeline);
+  } else {
+    quill_module *m = NULL;
+    quill_calib_dataset *ds = NULL;
+    st = quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
     if (!st) {
-      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
-      st = quill_calib_dataset_load(ds, a->calib);
+      quill_onnx_options opts;
+      memset(&opts, 0, sizeof opts);
+      opts.input_shapes = a->shapes;
+      opts.num_input_shapes = a->nshapes;
+      m = quill_tool_load_model(ctx, a->model, &opts);
+      if (!m)
+        st = QUILL_ERR_INVALID;
+      else if (!quill_module_num_graphs(m))
+        st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
+                         "the model has no function");
+    }
+    if (!st && !inline_data) {
+      ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+      st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+      if (!st) {
+        quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+        st = quill_calib_dataset_load(ds, a->calib);
+      }
+    }
+    if (!st) {
+      quill_pass_manager_options o;
+      memset(&o, 0, sizeof o);
+      o.verify_each = true;
+      o.time_passes = a->time;
+      st = quill_quantize_module(ctx, m, &qo, stages, ds, &o);
     }
     if (!st)
-      st = quill_pass_manager_set_input(pm, "calibration-data", ds);
+      st = write_output(ctx, m, a->output);
+    quill_calib_dataset_destroy(ds);
+    if (m)
+      quill_module_destroy(m);
   }
-  if (!st) {
-    quill_pass_manager_options o;
-    memset(&o, 0, sizeof o);
-    o.verify_each = true;
-    o.time_passes = a->time;
-    quill_pass_manager_set_options(pm, &o);
-    st = quill_pass_manager_run(pm, m);
-    if (a->time)
-      quill_pass_manager_report(pm);
-  }
-  if (!st)
-    st = write_output(ctx, m, a->output);
   if (st == QUILL_ERR_NOMEM)
     fputs("quill quantize: error: out of memory\n", stderr);
-  quill_pass_manager_destroy(pm);
-  quill_calib_dataset_destroy(ds);
-  if (m)
-    quill_module_destroy(m);
   quill_context_destroy(ctx);
-  free(pipeline);
   return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
 }
 
