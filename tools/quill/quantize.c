@@ -6,40 +6,44 @@
  *   quill quantize MODEL (.onnx | .qir) --backend NAME|FILE --calib PATH
  *                  [-o OUT.qir] [--keep-float=a,b] [--max-samples N]
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
+ *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
+ *                  [--after-quantize=P] [--pass-statistics]
  *
  * Flow:
  *
  *   argv --parse_args--> quantize_args               (bad syntax: exit 2)
+ *   --load-pass-plugin --quill_plugin_load--> plugin passes (exit 1 if bad)
  *   --backend --quill_backend_get--> validated config (exit 1 if invalid)
- *   MODEL --load (onnx import | parse+verify)--> module
- *   quantize_pipeline() --> the pass pipeline (the one place it is spelled)
- *   pass manager: fold-batchnorm, fuse-activation, insert-observers,
- *                 calibrate, quantize, canonicalize, dce [, fuse-qdq, dce]
+ *   MODEL --quill_model_load (onnx import | parse+verify)--> module
+ *   quill_quantize (api/quantize.c; quill_quantize_pipeline() is the one
+ *   place the pipeline is spelled):
+ *     [before,] fold-batchnorm, fuse-activation, insert-observers,
+ *     calibrate, quantize, canonicalize, dce [, fuse-qdq, dce] [, after]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
- * The calibration path goes into the pipeline as calibrate{data=PATH} when
- * it can be written there (no blanks or braces); otherwise the driver loads
- * the dataset itself (passes/calib_data.h) and hands it to the pass manager
- * as the input "calibration-data". --print-pipeline prints the pipeline and
- * exits without reading the model, so `quill-opt --pass-pipeline=...`
- * reproduces a run.
+ * quill_quantize puts the calibration path into the pipeline as
+ * calibrate{data=PATH} when it can be written there (no blanks or braces);
+ * otherwise it loads the dataset itself (passes/calib_data.h) and hands it
+ * to the pass manager as the input "calibration-data". --print-pipeline
+ * prints the pipeline and exits without reading the model, so
+ * `quill-opt --pass-pipeline=...` reproduces a run.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/backend.h"
-#include "targets/onnx/onnx_export.h"
-#include "passes/calib_data.h"
-#include "passes/pass.h"
+#include "quill/quill.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
   const char *model, *backend, *calib, *output, *keep_float;
+  const char *before, *after;
   long long max_samples; /* 0: all */
   const char **shapes;
   unsigned nshapes;
-  bool print_pipeline, time;
+  const char **plugins;
+  unsigned nplugins;
+  bool print_pipeline, time, statistics;
   int form; /* FORM_* */
 } quantize_args;
 
@@ -73,8 +77,14 @@ static void print_help(FILE *out) {
       "  --max-samples N          calibrate on the first N samples only\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input (for\n"
       "                           symbolic dims); may be repeated\n"
+      "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
+      "                           docs/c-api.md); may be repeated\n"
+      "  --before-quantize P      run pipeline P (e.g. plugin passes) on the\n"
+      "                           float model first\n"
+      "  --after-quantize P       run pipeline P on the quantized model last\n"
       "  --print-pipeline         print the pass pipeline and exit\n"
       "  --time                   report the time of each pass on stderr\n"
+      "  --pass-statistics        report pass statistics on stderr\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -86,7 +96,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   quill_cli_init(&c, argc, argv, "quill quantize");
   memset(a, 0, sizeof *a);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->shapes || !a->plugins) {
     fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -126,10 +137,19 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
         quill_cli_usage_error(&c, "--form needs 'integer' or 'reference', "
                                   "got '%s'",
                               v);
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
+    } else if (quill_cli_value(&c, "--before-quantize", &v)) {
+      a->before = v;
+    } else if (quill_cli_value(&c, "--after-quantize", &v)) {
+      a->after = v;
     } else if (quill_cli_flag(&c, "--print-pipeline")) {
       a->print_pipeline = true;
     } else if (quill_cli_flag(&c, "--time")) {
       a->time = true;
+    } else if (quill_cli_flag(&c, "--pass-statistics")) {
+      a->statistics = true;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
           &c, "unknown option '%s' (see 'quill quantize --help')", s);
@@ -168,55 +188,19 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
 }
 
-/* Can `s` be written as a pass option value? */
-static bool option_safe(const char *s) { return !strpbrk(s, " \t\n{}"); }
-
-/* printf into a new malloc'd string (NULL on allocation failure). */
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return p;
-}
-
-/* The quantization pipeline, spelled in this one place. With inline_data
- * the calibration path is the option data=; otherwise the dataset is handed
- * over as the pass-manager input "calibration-data". Returns a malloc'd
- * string (NULL on allocation failure). */
-static char *quantize_pipeline(const quantize_args *a, bool inline_data) {
-  const char *b = a->backend;
-  char *calib = inline_data && a->max_samples
-                    ? format("calibrate{data=%s max-samples=%lld}", a->calib,
-                             a->max_samples)
-                : inline_data ? format("calibrate{data=%s}", a->calib)
-                : a->max_samples
-                    ? format("calibrate{max-samples=%lld}", a->max_samples)
-                    : format("calibrate");
-  char *keep = a->keep_float ? format(" keep-float=%s", a->keep_float)
-                             : format("%s", "");
-  char *p = NULL;
-  if (calib && keep)
-    p = format("fold-batchnorm,"
-               "fuse-activation{backend=%s},"
-               "insert-observers{backend=%s%s},"
-               "%s,"
-               "quantize{backend=%s%s},"
-               "canonicalize,dce%s%s%s",
-               b, b, keep, calib, b, keep,
-               a->form == FORM_INTEGER ? ",fuse-qdq{backend=" : "",
-               a->form == FORM_INTEGER ? b : "",
-               a->form == FORM_INTEGER ? "},dce" : "");
-  free(calib);
-  free(keep);
-  return p;
+/* The library's quantization options for these arguments. */
+static quill_quantize_options quantize_options(const quantize_args *a) {
+  quill_quantize_options o;
+  quill_quantize_options_init(&o);
+  o.backend = a->backend;
+  o.form = a->form == FORM_INTEGER ? QUILL_QUANTIZE_INTEGER
+                                   : QUILL_QUANTIZE_REFERENCE;
+  o.calib_path = a->calib;
+  o.max_samples = (size_t)a->max_samples;
+  o.keep_float = a->keep_float;
+  o.before = a->before;
+  o.after = a->after;
+  return o;
 }
 
 /* Write the (reference, QDQ) model as ONNX through targets/onnx. */
@@ -249,27 +233,25 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
 }
 
 static int run(const quantize_args *a) {
-  bool inline_data = a->calib && option_safe(a->calib);
-  char *pipeline = quantize_pipeline(a, inline_data);
-  if (!pipeline) {
-    fputs("quill quantize: error: out of memory\n", stderr);
-    return QUILL_EXIT_ERROR;
-  }
-  if (a->print_pipeline) {
-    printf("%s\n", pipeline);
-    free(pipeline);
-    return QUILL_EXIT_OK;
-  }
   quill_context *ctx = quill_context_create(NULL, NULL);
-  if (!ctx) {
-    free(pipeline);
+  if (!ctx)
     return QUILL_EXIT_ERROR;
+  quill_quantize_options qo = quantize_options(a);
+  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  if (!st && a->print_pipeline) {
+    /* As quill_quantize writes it: the path inline when it can be. */
+    char *pipeline = NULL;
+    bool inline_data = a->calib && !strpbrk(a->calib, " \t\n{}");
+    st = quill_quantize_pipeline(ctx, &qo, inline_data, &pipeline);
+    if (!st)
+      printf("%s\n", pipeline);
+    quill_string_free(ctx, pipeline);
+    quill_context_destroy(ctx);
+    return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
   }
   quill_module *m = NULL;
-  quill_calib_dataset *ds = NULL;
-  quill_pass_manager *pm = NULL;
-  quill_status st =
-      quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+  if (!st && !quill_backend_get(ctx, a->backend))
+    st = QUILL_ERR_INVALID;
   if (!st) {
     quill_onnx_options opts;
     memset(&opts, 0, sizeof opts);
@@ -282,40 +264,22 @@ static int run(const quantize_args *a) {
       st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
                        "the model has no function");
   }
-  if (!st && !(pm = quill_pass_manager_create(ctx)))
-    st = QUILL_ERR_NOMEM;
-  if (!st)
-    st = quill_pass_manager_parse_pipeline(pm, pipeline);
-  if (!st && !inline_data) {
-    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
-    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
-    if (!st) {
-      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
-      st = quill_calib_dataset_load(ds, a->calib);
-    }
-    if (!st)
-      st = quill_pass_manager_set_input(pm, "calibration-data", ds);
-  }
   if (!st) {
-    quill_pass_manager_options o;
-    memset(&o, 0, sizeof o);
-    o.verify_each = true;
-    o.time_passes = a->time;
-    quill_pass_manager_set_options(pm, &o);
-    st = quill_pass_manager_run(pm, m);
-    if (a->time)
-      quill_pass_manager_report(pm);
+    quill_pass_manager_options po;
+    memset(&po, 0, sizeof po);
+    po.verify_each = true;
+    po.time_passes = a->time;
+    po.statistics = a->statistics;
+    qo.pass_options = &po;
+    st = quill_quantize(m, &qo, NULL);
   }
   if (!st)
     st = write_output(ctx, m, a->output);
   if (st == QUILL_ERR_NOMEM)
     fputs("quill quantize: error: out of memory\n", stderr);
-  quill_pass_manager_destroy(pm);
-  quill_calib_dataset_destroy(ds);
   if (m)
     quill_module_destroy(m);
   quill_context_destroy(ctx);
-  free(pipeline);
   return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
 }
 
@@ -328,5 +292,6 @@ int quill_cmd_quantize(int argc, char **argv) {
   else if (rc == QUILL_EXIT_OK)
     rc = run(&a);
   free(a.shapes);
+  free(a.plugins);
   return rc;
 }
