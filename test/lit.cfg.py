@@ -22,6 +22,12 @@ config.environment["PATH"] = path
 config.substitutions.append(("%quill_src", config.quill_src_root))
 config.substitutions.append(("%python", config.python_executable))
 
+# Graphviz's `dot` (Debian graphviz) renders --view-graph=*.svg; tests that
+# need it say `REQUIRES: dot`.
+import shutil
+if shutil.which("dot"):
+    config.available_features.add("dot")
+
 # The example plugins exist once ctest's install.plugins has run (lit runs
 # after it under ctest); tests that load them say REQUIRES: plugins.
 config.substitutions.append(("%plugins", config.quill_plugins_dir))

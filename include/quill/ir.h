@@ -2,13 +2,15 @@
  * quill/ir.h - the IR: contexts (allocator funnel, interning, diagnostics),
  * uniqued types and attributes, modules, graphs, ops and values, the
  * textual form (printer, parser) and the verifier; plus the integer
- * arithmetic of quantization (ir/quant.h).
+ * arithmetic of quantization (ir/quant.h) and graph pictures (Graphviz
+ * DOT/SVG, ir/dot.h).
  */
 #ifndef QUILL_API_IR_H
 #define QUILL_API_IR_H
 
 #include "ir/ir.h"
 #include "ir/quant.h"
+#include "ir/dot.h"
 
 QUILL_BEGIN_DECLS
 

@@ -212,32 +212,30 @@ static void test_pipeline(void) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   diags d = {{0}, 0};
   quill_diag_set_handler(ctx, capture, &d);
-  quill_quantize_options o;
-  quill_quantize_options_init(&o);
+  quill_quantize_options o = {.backend = "tflite-int8", .calib_path = "data"};
   char *p = NULL;
-  CHECK(quill_quantize_pipeline(ctx, &o, false, &p) == QUILL_ERR_INVALID);
-  CHECK(p == NULL && strstr(d.text, "needs a backend config"));
-  o.backend = "tflite-int8";
-  o.calib_path = "data";
-  CHECK(quill_quantize_pipeline(ctx, &o, true, &p) == QUILL_OK);
+  CHECK(quill_quantize_pipeline(ctx, &o, QUILL_QUANTIZE_ALL, &p) == QUILL_OK);
   CHECK(p && !strcmp(p, "fold-batchnorm,fuse-activation{backend=tflite-int8},"
                         "insert-observers{backend=tflite-int8},"
                         "calibrate{data=data},quantize{backend=tflite-int8},"
                         "canonicalize,dce,fuse-qdq{backend=tflite-int8},dce"));
   quill_string_free(ctx, p);
-  o.backend = "x86-vnni";
-  o.max_samples = 10;
-  o.keep_float = "a,b";
-  o.form = QUILL_QUANTIZE_REFERENCE;
-  o.before = "cse";
-  o.after = "count-ops,dce";
-  CHECK(quill_quantize_pipeline(ctx, &o, false, &p) == QUILL_OK);
-  CHECK(p && !strcmp(p, "cse,fold-batchnorm,fuse-activation{backend=x86-vnni},"
-                        "insert-observers{backend=x86-vnni keep-float=a,b},"
-                        "calibrate{max-samples=10},"
-                        "quantize{backend=x86-vnni keep-float=a,b},"
-                        "canonicalize,dce,count-ops,dce"));
-  quill_string_free(ctx, p);
+  /* quill_quantize: argument checks come first, with diagnostics. */
+  quill_module *m =
+      quill_model_load_buffer(ctx, neg_qir, sizeof neg_qir - 1, "neg.qir",
+                              NULL);
+  CHECK(quill_quantize(ctx, m, NULL, NULL, NULL) == QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "quill_quantize: no backend"));
+  CHECK(quill_quantize(ctx, m, "tflite-int8", NULL, NULL) ==
+        QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "quill_quantize: no calibration data"));
+  CHECK(quill_quantize(ctx, m, "x86-vnni", NULL, &o) == QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "quill_quantize: two different backends"));
+  o.backend = NULL;
+  CHECK(quill_quantize(ctx, m, "no-such-backend", NULL, &o) ==
+        QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "no-such-backend"));
+  quill_module_destroy(m);
   quill_context_destroy(ctx);
 }
 

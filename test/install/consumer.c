@@ -11,7 +11,8 @@
  *   5. quantize for tflite-int8, calibrating on rows 100..199 held in
  *      memory (no file path)                            (quill_quantize)
  *   6. int8 accuracy on the 50 images >= 0.95, integer ops present
- *   7. quantize a second copy in the reference (QDQ) form, export it to
+ *   7. quantize a second copy in the reference (QDQ) form
+ *      (quill_quantize_module without the FUSE stage), export it to
  *      ONNX in memory (quill_export_onnx), check the bytes are a
  *      ModelProto, re-import them (quill_model_load_buffer) and get the
  *      same predictions
@@ -267,10 +268,7 @@ int main(int argc, char **argv) {
   /* 5-6. quantize from memory, int8 accuracy */
   quill_calib_dataset *ds = make_dataset(m, &images);
   CHECK(ds && quill_calib_dataset_size(ds) == CALIB_COUNT, "dataset");
-  quill_quantize_options qo;
-  quill_quantize_options_init(&qo);
-  qo.backend = "tflite-int8";
-  quill_status st = quill_quantize(m, &qo, ds);
+  quill_status st = quill_quantize(ctx, m, "tflite-int8", ds, NULL);
   CHECK(st == QUILL_OK, "quill_quantize: status %d", (int)st);
   unsigned nq = count_opcode(m, QUILL_OP_QCONV2D);
   int int8_correct = st ? -1 : evaluate(m, &images, &labels, NULL);
@@ -284,8 +282,11 @@ int main(int argc, char **argv) {
   /* 7. QDQ form -> ONNX in memory -> re-import */
   snprintf(path, sizeof path, "%s/model.onnx", argv[1]);
   quill_module *mq = quill_model_load(ctx, path, NULL);
-  qo.form = QUILL_QUANTIZE_REFERENCE;
-  st = mq ? quill_quantize(mq, &qo, ds) : QUILL_ERR_INVALID;
+  quill_quantize_options qo = {.backend = "tflite-int8"};
+  st = mq ? quill_quantize_module(
+                ctx, mq, &qo, QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE,
+                ds, NULL)
+          : QUILL_ERR_INVALID;
   CHECK(st == QUILL_OK, "reference quantization: status %d", (int)st);
   unsigned pred_q[ROWS_EVAL], pred_r[ROWS_EVAL];
   int ref_correct = st ? -1 : evaluate(mq, &images, &labels, pred_q);

@@ -6,6 +6,7 @@
  *   quill-opt in.qir --split-input-file --verify-diagnostics
  *   quill-opt --check-backend=tflite-int8     (validate + print a config)
  *   quill-opt --load-pass-plugin=libx.so in.qir --pass-pipeline='x-pass'
+ *   quill-opt in.qir --view-graph=g.svg       (also draw it: ir/dot.h)
  *
  * Flow per input (or per `// -----` chunk with --split-input-file):
  *   read -> parse -> verify -> pass manager (verifies after each pass)
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "ir/dot.h"
 #include "passes/pass.h"
 #include "passes/plugin.h"
 #include "tools/quill-opt/opt.h"
@@ -42,6 +44,7 @@ typedef struct opt_args {
   bool print_locs;
   const char *debug_only;
   const char *check_backend;
+  const char *view_graph; /* --view-graph=FILE (.dot or .svg) */
   quill_pass_manager_options pm_opts;
   /* pipeline pieces in command-line order: pass names or pipeline strings */
   const char **pipeline;
@@ -78,6 +81,9 @@ static void print_help(quill_context *ctx, FILE *out) {
           "                            name or a .json path), print its summary, exit\n"
           "  --load-pass-plugin=<lib>  Load a pass plugin (a shared object); may be\n"
           "                            repeated. Its passes are listed below\n"
+          "  --view-graph=<file>       Also write the graph (after the passes) as\n"
+          "                            Graphviz DOT, or SVG if <file> ends in .svg\n"
+          "                            (runs 'dot', or $QUILL_DOT, -Tsvg)\n"
           "  --help                    Print this help\n\n"
           "PASSES:\n");
   for (unsigned i = 0; i < quill_pass_registry_size(); i++)
@@ -188,6 +194,12 @@ static int parse_args(quill_context *ctx, int argc, char **argv, opt_args *a) {
       a->debug_only = v;
     } else if (VALUE("--check-backend")) {
       a->check_backend = v;
+    } else if (VALUE("--view-graph")) {
+      if (!*v) {
+        fprintf(stderr, "quill-opt: --view-graph needs a file name\n");
+        return 2;
+      }
+      a->view_graph = v;
     } else if (VALUE("--pass-pipeline")) {
       a->pipeline[a->npipeline] = v;
       a->is_pipeline[a->npipeline++] = true;
@@ -209,6 +221,11 @@ static int parse_args(quill_context *ctx, int argc, char **argv, opt_args *a) {
   }
   if (!a->input)
     a->input = "-";
+  if (a->view_graph && a->split_input) {
+    fprintf(stderr, "quill-opt: --view-graph does not combine with "
+                    "--split-input-file\n");
+    return 2;
+  }
   return 0;
 }
 
@@ -281,6 +298,10 @@ static quill_status process_chunk(quill_context *ctx, const opt_args *a,
   quill_print_options po = {.print_locs = a->print_locs};
   if (st == QUILL_OK && a->verify_roundtrip)
     st = check_roundtrip(ctx, m, &po);
+  if (st == QUILL_OK && a->view_graph) {
+    quill_dot_options dot = {.dot_program = getenv("QUILL_DOT")};
+    st = quill_dot_write_file(m, a->view_graph, &dot);
+  }
   if (st == QUILL_OK)
     quill_print_module(m, out, &po);
   if (pm) {

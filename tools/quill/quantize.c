@@ -14,31 +14,36 @@
  *   argv --parse_args--> quantize_args               (bad syntax: exit 2)
  *   --load-pass-plugin --quill_plugin_load--> plugin passes (exit 1 if bad)
  *   --backend --quill_backend_get--> validated config (exit 1 if invalid)
- *   MODEL --quill_model_load (onnx import | parse+verify)--> module
- *   quill_quantize (api/quantize.c; quill_quantize_pipeline() is the one
- *   place the pipeline is spelled):
- *     [before,] fold-batchnorm, fuse-activation, insert-observers,
- *     calibrate, quantize, canonicalize, dce [, fuse-qdq, dce] [, after]
+ *   MODEL --load (onnx import | parse+verify)--> module
+ *   [--before-quantize pipeline (e.g. plugin passes) on the float model]
+ *   quill_quantize_module() (passes/quantize_pipeline.h, where the
+ *   pipeline is spelled): fold-batchnorm, fuse-activation,
+ *                 insert-observers, calibrate, quantize, canonicalize, dce
+ *                 [, fuse-qdq, dce for --form integer]
+ *   [--after-quantize pipeline on the quantized model]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
- * quill_quantize puts the calibration path into the pipeline as
- * calibrate{data=PATH} when it can be written there (no blanks or braces);
- * otherwise it loads the dataset itself (passes/calib_data.h) and hands it
- * to the pass manager as the input "calibration-data". --print-pipeline
- * prints the pipeline and exits without reading the model, so
- * `quill-opt --pass-pipeline=...` reproduces a run.
+ * The calibration path goes into the pipeline as calibrate{data=PATH} when
+ * it can be written there (no blanks or braces); otherwise the driver loads
+ * the dataset itself (passes/calib_data.h) and hands it to the pass manager
+ * as the input "calibration-data". --print-pipeline prints the pipeline and
+ * exits without reading the model, so `quill-opt --pass-pipeline=...`
+ * reproduces a run.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "quill/quill.h"
+#include "backends/backend.h"
+#include "targets/onnx/onnx_export.h"
+#include "passes/calib_data.h"
+#include "passes/plugin.h"
+#include "passes/quantize_pipeline.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
   const char *model, *backend, *calib, *output, *keep_float;
-  const char *before, *after;
   long long max_samples; /* 0: all */
+  const char *before, *after; /* --before-quantize, --after-quantize */
   const char **shapes;
   unsigned nshapes;
   const char **plugins;
@@ -77,13 +82,13 @@ static void print_help(FILE *out) {
       "  --max-samples N          calibrate on the first N samples only\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input (for\n"
       "                           symbolic dims); may be repeated\n"
+      "  --print-pipeline         print the pass pipeline and exit\n"
+      "  --time                   report the time of each pass on stderr\n"
       "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
       "                           docs/c-api.md); may be repeated\n"
       "  --before-quantize P      run pipeline P (e.g. plugin passes) on the\n"
       "                           float model first\n"
       "  --after-quantize P       run pipeline P on the quantized model last\n"
-      "  --print-pipeline         print the pass pipeline and exit\n"
-      "  --time                   report the time of each pass on stderr\n"
       "  --pass-statistics        report pass statistics on stderr\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
@@ -137,6 +142,10 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
         quill_cli_usage_error(&c, "--form needs 'integer' or 'reference', "
                                   "got '%s'",
                               v);
+    } else if (quill_cli_flag(&c, "--print-pipeline")) {
+      a->print_pipeline = true;
+    } else if (quill_cli_flag(&c, "--time")) {
+      a->time = true;
     } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
       if (v)
         a->plugins[a->nplugins++] = v;
@@ -144,10 +153,6 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       a->before = v;
     } else if (quill_cli_value(&c, "--after-quantize", &v)) {
       a->after = v;
-    } else if (quill_cli_flag(&c, "--print-pipeline")) {
-      a->print_pipeline = true;
-    } else if (quill_cli_flag(&c, "--time")) {
-      a->time = true;
     } else if (quill_cli_flag(&c, "--pass-statistics")) {
       a->statistics = true;
     } else if (s[0] == '-' && s[1] != '\0') {
@@ -188,21 +193,6 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
 }
 
-/* The library's quantization options for these arguments. */
-static quill_quantize_options quantize_options(const quantize_args *a) {
-  quill_quantize_options o;
-  quill_quantize_options_init(&o);
-  o.backend = a->backend;
-  o.form = a->form == FORM_INTEGER ? QUILL_QUANTIZE_INTEGER
-                                   : QUILL_QUANTIZE_REFERENCE;
-  o.calib_path = a->calib;
-  o.max_samples = (size_t)a->max_samples;
-  o.keep_float = a->keep_float;
-  o.before = a->before;
-  o.after = a->after;
-  return o;
-}
-
 /* Write the (reference, QDQ) model as ONNX through targets/onnx. */
 static quill_status write_onnx(quill_context *ctx, quill_module *m,
                                const char *path) {
@@ -234,51 +224,73 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
 
 static int run(const quantize_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
-  if (!ctx)
+  if (!ctx) {
+    fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_ERROR;
-  quill_quantize_options qo = quantize_options(a);
+  }
+  bool inline_data = a->calib && quill_quantize_option_safe(a->calib);
+  quill_quantize_options qo = {
+      .backend = a->backend,
+      .keep_float = a->keep_float,
+      .calib_path = inline_data ? a->calib : NULL,
+      .max_samples = (size_t)a->max_samples,
+  };
+  unsigned stages = a->form == FORM_INTEGER
+                        ? QUILL_QUANTIZE_ALL
+                        : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
   quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   if (!st && a->print_pipeline) {
-    /* As quill_quantize writes it: the path inline when it can be. */
     char *pipeline = NULL;
-    bool inline_data = a->calib && !strpbrk(a->calib, " \t\n{}");
-    st = quill_quantize_pipeline(ctx, &qo, inline_data, &pipeline);
+    st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);
     if (!st)
-      printf("%s\n", pipeline);
+      printf("%s%s%s%s%s\n", a->before ? a->before : "",
+             a->before ? "," : "", pipeline, a->after ? "," : "",
+             a->after ? a->after : "");
     quill_string_free(ctx, pipeline);
-    quill_context_destroy(ctx);
-    return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
+  } else if (!st) {
+    quill_module *m = NULL;
+    quill_calib_dataset *ds = NULL;
+    st = quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+    if (!st) {
+      quill_onnx_options opts;
+      memset(&opts, 0, sizeof opts);
+      opts.input_shapes = a->shapes;
+      opts.num_input_shapes = a->nshapes;
+      m = quill_tool_load_model(ctx, a->model, &opts);
+      if (!m)
+        st = QUILL_ERR_INVALID;
+      else if (!quill_module_num_graphs(m))
+        st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
+                         "the model has no function");
+    }
+    if (!st && a->before)
+      st = quill_tool_run_pipeline(ctx, m, a->before, a->statistics);
+    if (!st && !inline_data) {
+      ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+      st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+      if (!st) {
+        quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+        st = quill_calib_dataset_load(ds, a->calib);
+      }
+    }
+    if (!st) {
+      quill_pass_manager_options o;
+      memset(&o, 0, sizeof o);
+      o.verify_each = true;
+      o.time_passes = a->time;
+      o.statistics = a->statistics;
+      st = quill_quantize_module(ctx, m, &qo, stages, ds, &o);
+    }
+    if (!st && a->after)
+      st = quill_tool_run_pipeline(ctx, m, a->after, a->statistics);
+    if (!st)
+      st = write_output(ctx, m, a->output);
+    quill_calib_dataset_destroy(ds);
+    if (m)
+      quill_module_destroy(m);
   }
-  quill_module *m = NULL;
-  if (!st && !quill_backend_get(ctx, a->backend))
-    st = QUILL_ERR_INVALID;
-  if (!st) {
-    quill_onnx_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.input_shapes = a->shapes;
-    opts.num_input_shapes = a->nshapes;
-    m = quill_tool_load_model(ctx, a->model, &opts);
-    if (!m)
-      st = QUILL_ERR_INVALID;
-    else if (!quill_module_num_graphs(m))
-      st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
-                       "the model has no function");
-  }
-  if (!st) {
-    quill_pass_manager_options po;
-    memset(&po, 0, sizeof po);
-    po.verify_each = true;
-    po.time_passes = a->time;
-    po.statistics = a->statistics;
-    qo.pass_options = &po;
-    st = quill_quantize(m, &qo, NULL);
-  }
-  if (!st)
-    st = write_output(ctx, m, a->output);
   if (st == QUILL_ERR_NOMEM)
     fputs("quill quantize: error: out of memory\n", stderr);
-  if (m)
-    quill_module_destroy(m);
   quill_context_destroy(ctx);
   return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
 }
