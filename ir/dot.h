@@ -21,7 +21,9 @@
 #ifndef QUILL_IR_DOT_H
 #define QUILL_IR_DOT_H
 
-#include "ir/ir.h"
+#include "ir.h"
+
+QUILL_BEGIN_DECLS
 
 /* How an op relates to quantization, judged from the graph alone (the
  * DOT colours; passes/quant_report.c knows the backend config and decides
@@ -73,5 +75,7 @@ void quill_dot_print_module(const quill_module *m, quill_strbuf *sb,
  * (install graphviz, or write a .dot file)"), QUILL_ERR_IO if it fails. */
 quill_status quill_dot_write_file(const quill_module *m, const char *path,
                                   const quill_dot_options *o);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_DOT_H */

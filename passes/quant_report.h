@@ -21,7 +21,9 @@
 #ifndef QUILL_PASSES_QUANT_REPORT_H
 #define QUILL_PASSES_QUANT_REPORT_H
 
-#include "passes/quantize_pipeline.h"
+#include "quantize_pipeline.h"
+
+QUILL_BEGIN_DECLS
 
 /* ---- SQNR arithmetic ------------------------------------------------------ */
 
@@ -142,5 +144,7 @@ quill_status quill_quant_report_write(const quill_quant_report *r,
 quill_status quill_quant_report_write_graph(const quill_quant_report *r,
                                             const char *path,
                                             const char *dot_program);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_QUANT_REPORT_H */

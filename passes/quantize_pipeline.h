@@ -18,8 +18,10 @@
 #ifndef QUILL_PASSES_QUANTIZE_PIPELINE_H
 #define QUILL_PASSES_QUANTIZE_PIPELINE_H
 
-#include "passes/calib_data.h"
-#include "passes/pass.h"
+#include "calib_data.h"
+#include "pass.h"
+
+QUILL_BEGIN_DECLS
 
 typedef struct quill_quantize_options {
   const char *backend;    /* a shipped config name or a config file path */
@@ -63,5 +65,7 @@ quill_status quill_quantize_module(quill_context *ctx, quill_module *m,
                                    const quill_quantize_options *o,
                                    unsigned stages, quill_calib_dataset *calib,
                                    const quill_pass_manager_options *pm_opts);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_QUANTIZE_PIPELINE_H */

@@ -27,3 +27,10 @@ config.substitutions.append(("%python", config.python_executable))
 import shutil
 if shutil.which("dot"):
     config.available_features.add("dot")
+
+# The example plugins exist once ctest's install.plugins has run (lit runs
+# after it under ctest); tests that load them say REQUIRES: plugins.
+config.substitutions.append(("%plugins", config.quill_plugins_dir))
+config.substitutions.append(("%bad_plugins", config.quill_bad_plugins_dir))
+if os.path.exists(os.path.join(config.quill_plugins_dir, "libcount_ops.so")):
+    config.available_features.add("plugins")

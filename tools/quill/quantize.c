@@ -6,16 +6,21 @@
  *   quill quantize MODEL (.onnx | .qir) --backend NAME|FILE --calib PATH
  *                  [-o OUT.qir] [--keep-float=a,b] [--max-samples N]
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
+ *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
+ *                  [--after-quantize=P] [--pass-statistics]
  *
  * Flow:
  *
  *   argv --parse_args--> quantize_args               (bad syntax: exit 2)
+ *   --load-pass-plugin --quill_plugin_load--> plugin passes (exit 1 if bad)
  *   --backend --quill_backend_get--> validated config (exit 1 if invalid)
  *   MODEL --load (onnx import | parse+verify)--> module
+ *   [--before-quantize pipeline (e.g. plugin passes) on the float model]
  *   quill_quantize_module() (passes/quantize_pipeline.h, where the
  *   pipeline is spelled): fold-batchnorm, fuse-activation,
  *                 insert-observers, calibrate, quantize, canonicalize, dce
  *                 [, fuse-qdq, dce for --form integer]
+ *   [--after-quantize pipeline on the quantized model]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
@@ -31,15 +36,19 @@
 #include "backends/backend.h"
 #include "targets/onnx/onnx_export.h"
 #include "passes/calib_data.h"
+#include "passes/plugin.h"
 #include "passes/quantize_pipeline.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
   const char *model, *backend, *calib, *output, *keep_float;
   long long max_samples; /* 0: all */
+  const char *before, *after; /* --before-quantize, --after-quantize */
   const char **shapes;
   unsigned nshapes;
-  bool print_pipeline, time;
+  const char **plugins;
+  unsigned nplugins;
+  bool print_pipeline, time, statistics;
   int form; /* FORM_* */
 } quantize_args;
 
@@ -75,6 +84,12 @@ static void print_help(FILE *out) {
       "                           symbolic dims); may be repeated\n"
       "  --print-pipeline         print the pass pipeline and exit\n"
       "  --time                   report the time of each pass on stderr\n"
+      "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
+      "                           docs/c-api.md); may be repeated\n"
+      "  --before-quantize P      run pipeline P (e.g. plugin passes) on the\n"
+      "                           float model first\n"
+      "  --after-quantize P       run pipeline P on the quantized model last\n"
+      "  --pass-statistics        report pass statistics on stderr\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -86,7 +101,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   quill_cli_init(&c, argc, argv, "quill quantize");
   memset(a, 0, sizeof *a);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->shapes || !a->plugins) {
     fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -130,6 +146,15 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       a->print_pipeline = true;
     } else if (quill_cli_flag(&c, "--time")) {
       a->time = true;
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
+    } else if (quill_cli_value(&c, "--before-quantize", &v)) {
+      a->before = v;
+    } else if (quill_cli_value(&c, "--after-quantize", &v)) {
+      a->after = v;
+    } else if (quill_cli_flag(&c, "--pass-statistics")) {
+      a->statistics = true;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
           &c, "unknown option '%s' (see 'quill quantize --help')", s);
@@ -213,14 +238,16 @@ static int run(const quantize_args *a) {
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL
                         : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
-  quill_status st;
-  if (a->print_pipeline) {
+  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  if (!st && a->print_pipeline) {
     char *pipeline = NULL;
     st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);
     if (!st)
-      printf("%s\n", pipeline);
+      printf("%s%s%s%s%s\n", a->before ? a->before : "",
+             a->before ? "," : "", pipeline, a->after ? "," : "",
+             a->after ? a->after : "");
     quill_string_free(ctx, pipeline);
-  } else {
+  } else if (!st) {
     quill_module *m = NULL;
     quill_calib_dataset *ds = NULL;
     st = quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
@@ -236,6 +263,8 @@ static int run(const quantize_args *a) {
         st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
                          "the model has no function");
     }
+    if (!st && a->before)
+      st = quill_tool_run_pipeline(ctx, m, a->before, a->statistics);
     if (!st && !inline_data) {
       ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
       st = ds ? QUILL_OK : QUILL_ERR_INVALID;
@@ -249,8 +278,11 @@ static int run(const quantize_args *a) {
       memset(&o, 0, sizeof o);
       o.verify_each = true;
       o.time_passes = a->time;
+      o.statistics = a->statistics;
       st = quill_quantize_module(ctx, m, &qo, stages, ds, &o);
     }
+    if (!st && a->after)
+      st = quill_tool_run_pipeline(ctx, m, a->after, a->statistics);
     if (!st)
       st = write_output(ctx, m, a->output);
     quill_calib_dataset_destroy(ds);
@@ -272,5 +304,6 @@ int quill_cmd_quantize(int argc, char **argv) {
   else if (rc == QUILL_EXIT_OK)
     rc = run(&a);
   free(a.shapes);
+  free(a.plugins);
   return rc;
 }
