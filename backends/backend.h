@@ -18,8 +18,10 @@
 #ifndef QUILL_BACKENDS_BACKEND_H
 #define QUILL_BACKENDS_BACKEND_H
 
-#include "ir/ir.h"
-#include "ir/quant.h"
+#include "../ir/ir.h"
+#include "../ir/quant.h"
+
+QUILL_BEGIN_DECLS
 
 /* Observer algorithms (docs/quantization.md, "observer"). */
 typedef enum quill_observer_kind {
@@ -137,5 +139,7 @@ quill_status quill_quant_params_from_range(const quill_quant_scheme *s,
                                            double lo, double hi,
                                            double *scale, int64_t *zero_point,
                                            bool *degenerate);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_BACKENDS_BACKEND_H */

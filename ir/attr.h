@@ -18,7 +18,9 @@
 #ifndef QUILL_IR_ATTR_H
 #define QUILL_IR_ATTR_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 typedef enum quill_attr_kind {
   QUILL_ATTR_INT,
@@ -88,5 +90,7 @@ float quill_f16_to_f32(uint16_t h);
 uint16_t quill_f32_to_f16(float f);
 float quill_bf16_to_f32(uint16_t h);
 uint16_t quill_f32_to_bf16(float f);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_ATTR_H */

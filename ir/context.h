@@ -13,7 +13,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 /* ---- allocator funnel -------------------------------------------------- */
 
@@ -153,5 +155,7 @@ bool quill_debug_enabled(quill_context *ctx, const char *channel);
 /* Print "[channel] message\n" to stderr if the channel is enabled. */
 void quill_debug(quill_context *ctx, const char *channel, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_CONTEXT_H */

@@ -18,9 +18,11 @@
 #ifndef QUILL_IR_GRAPH_H
 #define QUILL_IR_GRAPH_H
 
-#include "ir/attr.h"
-#include "ir/ops.h"
-#include "ir/type.h"
+#include "attr.h"
+#include "ops.h"
+#include "type.h"
+
+QUILL_BEGIN_DECLS
 
 /* ---- module ------------------------------------------------------------ */
 
@@ -173,5 +175,7 @@ void quill_value_replace_all_uses(quill_value *from, quill_value *to);
 
 /* If v is defined by a constant op, return its dense `value` attr. */
 const quill_attr *quill_value_constant(const quill_value *v);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_GRAPH_H */

@@ -1,18 +1,22 @@
 /*
  * ir.h - umbrella header for the Quill IR.
+ *
+ * Public headers include each other by relative paths ("types_fwd.h",
+ * "../ir/ir.h"), so they work both in the source tree and installed under
+ * <prefix>/include/quill/ (docs/c-api.md).
  */
 #ifndef QUILL_IR_IR_H
 #define QUILL_IR_IR_H
 
-#include "ir/types_fwd.h"
-#include "ir/context.h"
-#include "ir/type.h"
-#include "ir/attr.h"
-#include "ir/ops.h"
-#include "ir/graph.h"
-#include "ir/strbuf.h"
-#include "ir/printer.h"
-#include "ir/parser.h"
-#include "ir/verifier.h"
+#include "types_fwd.h"
+#include "context.h"
+#include "type.h"
+#include "attr.h"
+#include "ops.h"
+#include "graph.h"
+#include "strbuf.h"
+#include "printer.h"
+#include "parser.h"
+#include "verifier.h"
 
 #endif /* QUILL_IR_IR_H */

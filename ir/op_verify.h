@@ -17,6 +17,13 @@
 #include "ir/ir.h"
 #include "ir/shape.h"
 
+/* Declarations of every verifier named in ops.def (the table in ir/ops.c
+ * refers to them; they are not part of the public API). */
+#define QUILL_OP(ID, mn, mino, maxo, nres, fl, ver)                           \
+  quill_status ver(quill_context *ctx, const quill_op *op);
+#include "ir/ops.def"
+#undef QUILL_OP
+
 /* Element type classes, for "which element types may this op take". */
 enum {
   QUILL_EC_FLOAT = 1u << 0, /* f16 bf16 f32 f64 */

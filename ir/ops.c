@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "ir/ops.h"
+#include "ir/op_verify.h"
 
 const quill_op_info quill_op_infos[QUILL_OP_COUNT] = {
 #define QUILL_OP(ID, mn, mino, maxo, nres, fl, ver)                            \

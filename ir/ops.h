@@ -14,7 +14,9 @@
 #ifndef QUILL_IR_OPS_H
 #define QUILL_IR_OPS_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 /* Op flags. */
 enum {
@@ -28,7 +30,7 @@ enum {
 
 typedef enum quill_opcode {
 #define QUILL_OP(ID, mn, mino, maxo, nres, fl, ver) QUILL_OP_##ID,
-#include "ir/ops.def"
+#include "ops.def"
 #undef QUILL_OP
   QUILL_OP_COUNT
 } quill_opcode;
@@ -60,10 +62,6 @@ static inline const char *quill_opcode_name(quill_opcode opc) {
 /* Find an opcode by mnemonic; returns false if there is none. */
 bool quill_opcode_lookup(const char *mnemonic, size_t len, quill_opcode *out);
 
-/* Declarations of every verifier named in ops.def. */
-#define QUILL_OP(ID, mn, mino, maxo, nres, fl, ver)                           \
-  quill_status ver(quill_context *ctx, const quill_op *op);
-#include "ir/ops.def"
-#undef QUILL_OP
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_OPS_H */

@@ -8,7 +8,9 @@
 #ifndef QUILL_IR_PARSER_H
 #define QUILL_IR_PARSER_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 /* Parse `len` bytes of `text` (need not be NUL-terminated) as a module.
  * `filename` names the text in diagnostics; `line_offset` is added to every
@@ -22,5 +24,7 @@ quill_module *quill_parse_module(quill_context *ctx, const char *text,
 
 /* Parse just a type, e.g. "tensor<1x3xf32>" (for tools and tests). */
 quill_type *quill_parse_type(quill_context *ctx, const char *text, size_t len);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_PARSER_H */

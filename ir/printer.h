@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 typedef struct quill_print_options {
   bool print_locs; /* print file locations too (name locs always print) */
@@ -29,5 +31,7 @@ void quill_print_op(const quill_op *op, quill_strbuf *sb);
 /* Print a module to a stream; QUILL_ERR_IO or QUILL_ERR_NOMEM on failure. */
 quill_status quill_module_dump(const quill_module *m, FILE *out,
                                const quill_print_options *opts);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_PRINTER_H */

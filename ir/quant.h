@@ -16,7 +16,9 @@
 #ifndef QUILL_IR_QUANT_H
 #define QUILL_IR_QUANT_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 typedef enum quill_rounding {
   QUILL_ROUND_HALF_EVEN,
@@ -107,5 +109,7 @@ int64_t quill_qadd_fixed(int64_t da, int64_t db, const quill_qadd_params *p,
 static inline int64_t quill_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_QUANT_H */

@@ -10,7 +10,9 @@
 
 #include <stdarg.h>
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 struct quill_strbuf {
   quill_context *ctx;
@@ -42,5 +44,7 @@ void quill_strbuf_put_double(quill_strbuf *sb, double d);
 void quill_strbuf_put_float(quill_strbuf *sb, float f);
 /* Append a C-style quoted string with \" \\ \n \t and \xx hex escapes. */
 void quill_strbuf_put_quoted(quill_strbuf *sb, const char *s, size_t n);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_STRBUF_H */

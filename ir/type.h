@@ -17,7 +17,9 @@
 #ifndef QUILL_IR_TYPE_H
 #define QUILL_IR_TYPE_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 typedef enum quill_type_kind {
   /* scalar element types */
@@ -125,5 +127,7 @@ int64_t quill_type_quant_qmax(const quill_type *t);
 
 /* Append the textual form of a type to a string buffer. */
 void quill_type_print(const quill_type *t, quill_strbuf *sb);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_TYPE_H */

@@ -18,6 +18,24 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/* Every public header (the ones installed under <prefix>/include/quill/,
+ * listed in include/quill/public-headers.txt) wraps its declarations in
+ * QUILL_BEGIN_DECLS / QUILL_END_DECLS. The library is compiled with
+ * -fvisibility=hidden, so exactly the functions and data declared between
+ * these markers are exported from libquill.so; everything else (file-local
+ * helpers, the private *_impl.h headers, kernels) stays internal. For C++
+ * callers the markers also give C linkage. */
+#ifdef __cplusplus
+#define QUILL_BEGIN_DECLS                                                     \
+  _Pragma("GCC visibility push(default)") extern "C" {
+#define QUILL_END_DECLS                                                       \
+  }                                                                           \
+  _Pragma("GCC visibility pop")
+#else
+#define QUILL_BEGIN_DECLS _Pragma("GCC visibility push(default)")
+#define QUILL_END_DECLS _Pragma("GCC visibility pop")
+#endif
+
 typedef struct quill_context quill_context;
 typedef struct quill_module quill_module;
 typedef struct quill_graph quill_graph;

@@ -11,12 +11,16 @@
 #ifndef QUILL_IR_VERIFIER_H
 #define QUILL_IR_VERIFIER_H
 
-#include "ir/types_fwd.h"
+#include "types_fwd.h"
+
+QUILL_BEGIN_DECLS
 
 /* QUILL_OK if valid, else QUILL_ERR_INVALID with diagnostics emitted.
  * Keeps going after the first error to report as many as it can. */
 quill_status quill_verify_module(const quill_module *m);
 quill_status quill_verify_graph(const quill_graph *g);
 quill_status quill_verify_op(const quill_op *op);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_IR_VERIFIER_H */

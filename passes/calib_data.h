@@ -39,8 +39,10 @@
 #ifndef QUILL_PASSES_CALIB_DATA_H
 #define QUILL_PASSES_CALIB_DATA_H
 
-#include "ir/ir.h"
-#include "targets/reference/ref.h"
+#include "../ir/ir.h"
+#include "../targets/reference/ref.h"
+
+QUILL_BEGIN_DECLS
 
 typedef struct quill_calib_dataset quill_calib_dataset;
 
@@ -99,5 +101,7 @@ const char *quill_calib_dataset_origin(const quill_calib_dataset *ds,
  * else an error diagnostic at g naming the first mismatch. */
 quill_status quill_calib_dataset_check_graph(const quill_calib_dataset *ds,
                                              const quill_graph *g);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_CALIB_DATA_H */

@@ -150,8 +150,8 @@ bool quill_fqdq_requant_attrs(const quill_fqdq *f, quill_fqdq_attrs *l,
   }
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) {
-    int32_t m;
-    int s;
+    int32_t m = 0;
+    int s = 0;
     ok = reals[i] > 0.0 && quill_quantize_multiplier(reals[i], &m, &s);
     v[i] = m;
     v[n + i] = s;

@@ -35,14 +35,25 @@ typedef quill_fqdq fqdq;
 
 static fqdq *state(const quill_pattern *p) { return (fqdq *)p->data; }
 
+/* Whether op must stay float: kept float by the user (insert-observers
+ * marks it `keep_float`), or of an opcode the backend keeps float.
+ * In the reference form such an op can sit between a dequantize and a
+ * quantize like a quantized one; only this tells them apart. */
+static bool stays_float(const fqdq *f, const quill_op *op) {
+  const quill_attr *k = quill_op_attr(op, "keep_float");
+  if (k && quill_attr_kind_of(k) == QUILL_ATTR_BOOL && quill_attr_bool_value(k))
+    return true;
+  return f->backend && quill_backend_keeps_float(f->backend, quill_op_opcode(op));
+}
+
 /* The float op producing the quantize q's operand, if it has one of the
- * opcodes in `ok` (an opcode-indexed table), one result, and q as its only
- * user; else NULL. */
-static quill_op *producer(const quill_op *q, const bool *ok) {
+ * opcodes in `ok` (an opcode-indexed table), one result, q as its only
+ * user, and does not stay float; else NULL. */
+static quill_op *producer(const fqdq *f, const quill_op *q, const bool *ok) {
   quill_value *x = quill_op_operand(q, 0);
   quill_op *p = quill_value_def(x);
   if (!p || !ok[quill_op_opcode(p)] || quill_op_num_results(p) != 1 ||
-      !quill_fqdq_only_use(x, q))
+      !quill_fqdq_only_use(x, q) || stays_float(f, p))
     return NULL;
   return p;
 }
@@ -55,6 +66,10 @@ static quill_match_result no_producer(quill_rewriter *rw, const quill_op *q,
   quill_op *p = quill_value_def(quill_op_operand(q, 0));
   if (!p || !ok[quill_op_opcode(p)])
     return QUILL_MATCH_FAILURE;
+  const quill_attr *k = quill_op_attr(p, "keep_float");
+  if (k)
+    return quill_rewriter_fail(rw, q, "the '%s' op is kept float",
+                               quill_op_name(p));
   return quill_rewriter_fail(rw, q, "the '%s' result has other uses",
                              quill_op_name(p));
 }
@@ -376,7 +391,7 @@ static const bool matmul_ops[QUILL_OP_COUNT] = {[QUILL_OP_MATMUL] = true,
 
 static quill_match_result match_conv(const quill_pattern *p,
                                      quill_rewriter *rw, quill_op *q) {
-  quill_op *c = producer(q, conv_ops);
+  quill_op *c = producer(state(p), q, conv_ops);
   if (!c)
     return no_producer(rw, q, conv_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
@@ -391,7 +406,7 @@ static quill_match_result match_conv(const quill_pattern *p,
 
 static quill_match_result match_gemm(const quill_pattern *p,
                                      quill_rewriter *rw, quill_op *q) {
-  quill_op *g = producer(q, gemm_ops);
+  quill_op *g = producer(state(p), q, gemm_ops);
   if (!g)
     return no_producer(rw, q, gemm_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
@@ -407,7 +422,7 @@ static quill_match_result match_gemm(const quill_pattern *p,
 /* Q(matmul(DQ a, DQ b)) or Q(add(matmul(DQ a, DQ b), bias)). */
 static quill_match_result match_matmul(const quill_pattern *p,
                                        quill_rewriter *rw, quill_op *q) {
-  quill_op *op = producer(q, matmul_ops);
+  quill_op *op = producer(state(p), q, matmul_ops);
   if (!op)
     return no_producer(rw, q, matmul_ops);
   if (!quill_fqdq_per_tensor(quill_op_result(q, 0)))
@@ -458,6 +473,8 @@ static quill_match_result match_matmul(const quill_pattern *p,
 static quill_match_result match_float_output(const quill_pattern *p,
                                              quill_rewriter *rw,
                                              quill_op *op) {
+  if (stays_float(state(p), op))
+    return quill_rewriter_fail(rw, op, "the op is kept float");
   quill_value *r = quill_op_result(op, 0);
   quill_op *user = quill_value_has_one_use(r)
                        ? quill_use_user(quill_value_first_use(r))
@@ -507,7 +524,7 @@ static quill_match_result match_binary(const quill_pattern *p,
                                        quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
   quill_context *ctx = quill_rewriter_context(rw);
-  quill_op *op = producer(q, binary_ops);
+  quill_op *op = producer(state(p), q, binary_ops);
   if (!op)
     return no_producer(rw, q, binary_ops);
   quill_value *a = quill_fqdq_dq_source(quill_op_operand(op, 0));
@@ -645,7 +662,7 @@ static quill_match_result match_lut(const quill_pattern *p,
                                     quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
   quill_context *ctx = quill_rewriter_context(rw);
-  quill_op *op = producer(q, lut_ops);
+  quill_op *op = producer(state(p), q, lut_ops);
   if (!op)
     return no_producer(rw, q, lut_ops);
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
@@ -694,7 +711,7 @@ static quill_match_result match_passthrough(const quill_pattern *p,
                                             quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
   quill_context *ctx = quill_rewriter_context(rw);
-  quill_op *op = producer(q, passthrough_ops);
+  quill_op *op = producer(state(p), q, passthrough_ops);
   if (!op)
     return no_producer(rw, q, passthrough_ops);
   quill_opcode o = quill_op_opcode(op);
@@ -760,7 +777,7 @@ static quill_match_result match_concat(const quill_pattern *p,
                                        quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
   quill_context *ctx = quill_rewriter_context(rw);
-  quill_op *op = producer(q, concat_ops);
+  quill_op *op = producer(state(p), q, concat_ops);
   if (!op)
     return no_producer(rw, q, concat_ops);
   quill_value *y = quill_op_result(q, 0);

@@ -410,6 +410,24 @@ static quill_status observe_graph(obs_run *r, quill_graph *g) {
 
 /* ---- options ----------------------------------------------------------------- */
 
+/* Mark the ops kept float by the option with {keep_float = true}, so that
+ * later passes (fuse-qdq) still know after the observers are gone: in the
+ * reference form a kept-float op between quantized ones looks quantized. */
+static quill_status mark_kept(obs_run *r, quill_graph *g) {
+  QUILL_GRAPH_FOREACH(g, op) {
+    if (quill_op_has_flag(op, QUILL_OPF_CONSTANT) ||
+        quill_op_has_flag(op, QUILL_OPF_QUANT) || !kept_float(r, op) ||
+        quill_op_attr(op, "keep_float"))
+      continue;
+    quill_status st =
+        quill_op_set_attr(op, "keep_float", quill_attr_bool(r->ctx, true));
+    if (st)
+      return st;
+    r->changed = true;
+  }
+  return QUILL_OK;
+}
+
 /* Split keep-float at commas; every name must match some op. */
 static quill_status parse_keep_float(obs_run *r, quill_module *m) {
   const char *opt = quill_pass_option(r->ps, "keep-float");
@@ -478,6 +496,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   if (!(r.b = quill_backend_get(ctx, name)))
     return QUILL_ERR_INVALID;
   quill_status st = parse_keep_float(&r, m);
+  for (unsigned gi = 0; !st && gi < quill_module_num_graphs(m); gi++)
+    st = mark_kept(&r, quill_module_graph(m, gi));
   for (unsigned gi = 0; !st && gi < quill_module_num_graphs(m); gi++)
     st = observe_graph(&r, quill_module_graph(m, gi));
   quill_free(ctx, r.keep, r.keep_cap * sizeof *r.keep);

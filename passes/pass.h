@@ -19,7 +19,9 @@
 
 #include <stdio.h>
 
-#include "ir/ir.h"
+#include "../ir/ir.h"
+
+QUILL_BEGIN_DECLS
 
 /* IR properties a pass may require, establish or preserve. */
 enum {
@@ -50,13 +52,14 @@ typedef struct quill_pass {
 /* ---- registry ---------------------------------------------------------- */
 
 #define QUILL_PASS(id, name, summary) extern const quill_pass quill_pass_##id;
-#include "passes/passes.def"
+#include "passes.def"
 #undef QUILL_PASS
 
 /* Built-in passes in registry order. */
 unsigned quill_pass_registry_size(void);
 const quill_pass *quill_pass_registry_at(unsigned i);
-/* Find a built-in pass by name (NULL if none). */
+/* Find a built-in pass by name (NULL if none). Passes registered at run
+ * time (passes/plugin.h) are found with quill_pass_find(ctx, ...). */
 const quill_pass *quill_pass_lookup(const char *name, size_t len);
 
 /* ---- what a running pass sees ------------------------------------------ */
@@ -89,8 +92,10 @@ typedef struct quill_pass_manager quill_pass_manager;
 quill_pass_manager *quill_pass_manager_create(quill_context *ctx);
 void quill_pass_manager_destroy(quill_pass_manager *pm);
 
-/* Append a pass by name with an option string (may be NULL). Unknown name:
- * error diagnostic, QUILL_ERR_INVALID. */
+/* Append a pass by name with an option string (may be NULL). The name is
+ * looked up with quill_pass_find (built-in passes, then passes registered
+ * with the context: passes/plugin.h). Unknown name: error diagnostic,
+ * QUILL_ERR_INVALID. */
 quill_status quill_pass_manager_add(quill_pass_manager *pm, const char *name,
                                     const char *options);
 /* Append a pass by descriptor (for plugins and tests). */
@@ -134,5 +139,7 @@ void quill_pass_manager_set_options(quill_pass_manager *pm,
 quill_status quill_pass_manager_run(quill_pass_manager *pm, quill_module *m);
 /* Print the --time-passes and --pass-statistics reports (if enabled). */
 void quill_pass_manager_report(quill_pass_manager *pm);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_PASS_H */

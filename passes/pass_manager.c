@@ -24,6 +24,10 @@
  * verify_each is off; IR dumps use MLIR's banner
  * "// -----// IR Dump After cse //----- //".
  *
+ * Pass names are looked up with quill_pass_find: the built-in passes,
+ * then those registered with the context (passes/plugin.h: the
+ * application's and pass plugins').
+ *
  * Non-string inputs (an in-memory calibration dataset) are handed over with
  * quill_pass_manager_set_input(pm, key, ptr) and read by passes with
  * quill_pass_input(ps, key): a small borrowed key -> pointer table.
@@ -41,6 +45,7 @@
 #include <time.h>
 
 #include "passes/pass.h"
+#include "passes/plugin.h"
 
 typedef struct pm_stat {
   char *name;
@@ -416,7 +421,7 @@ quill_status quill_pass_manager_add_pass(quill_pass_manager *pm,
 
 quill_status quill_pass_manager_add(quill_pass_manager *pm, const char *name,
                                     const char *options) {
-  const quill_pass *p = quill_pass_lookup(name, name ? strlen(name) : 0);
+  const quill_pass *p = quill_pass_find(pm->ctx, name, name ? strlen(name) : 0);
   if (!p)
     return quill_error(pm->ctx, quill_loc_unknown(), "unknown pass '%s'",
                        name ? name : "");
@@ -451,7 +456,7 @@ quill_status quill_pass_manager_parse_pipeline(quill_pass_manager *pm,
         return opt_error(pm, COL(i), "expected pass name at end of input");
       return opt_error(pm, COL(i), "expected pass name, got '%c'", s[i]);
     }
-    const quill_pass *p = quill_pass_lookup(s + ns, i - ns);
+    const quill_pass *p = quill_pass_find(pm->ctx, s + ns, i - ns);
     if (!p)
       return opt_error(pm, COL(ns), "unknown pass '%.*s'", (int)(i - ns),
                        s + ns);

@@ -15,7 +15,9 @@
 #ifndef QUILL_PASSES_REWRITER_H
 #define QUILL_PASSES_REWRITER_H
 
-#include "ir/ir.h"
+#include "../ir/ir.h"
+
+QUILL_BEGIN_DECLS
 
 typedef struct quill_rewriter quill_rewriter;
 
@@ -103,5 +105,7 @@ quill_status quill_apply_patterns_greedily(quill_graph *g,
                                            const quill_greedy_config *cfg,
                                            bool *changed,
                                            uint64_t *num_rewrites);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_REWRITER_H */

@@ -2,7 +2,7 @@
 # Install what Quill needs to build and test on Debian 12, if missing.
 # Safe to run repeatedly: it only calls apt-get when a package is absent.
 set -euo pipefail
-PKGS="cmake ninja-build gcc llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
+PKGS="cmake ninja-build gcc llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev graphviz
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjansson-dev
       libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision
       python3-sklearn python3-venv python3-flatbuffers python3-pyarmnn

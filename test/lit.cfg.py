@@ -21,3 +21,16 @@ path = os.pathsep.join([config.quill_tools_dir, config.llvm_tools_dir,
 config.environment["PATH"] = path
 config.substitutions.append(("%quill_src", config.quill_src_root))
 config.substitutions.append(("%python", config.python_executable))
+
+# Graphviz's `dot` (Debian graphviz) renders --view-graph=*.svg; tests that
+# need it say `REQUIRES: dot`.
+import shutil
+if shutil.which("dot"):
+    config.available_features.add("dot")
+
+# The example plugins exist once ctest's install.plugins has run (lit runs
+# after it under ctest); tests that load them say REQUIRES: plugins.
+config.substitutions.append(("%plugins", config.quill_plugins_dir))
+config.substitutions.append(("%bad_plugins", config.quill_bad_plugins_dir))
+if os.path.exists(os.path.join(config.quill_plugins_dir, "libcount_ops.so")):
+    config.available_features.add("plugins")

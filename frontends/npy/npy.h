@@ -23,8 +23,10 @@
 #ifndef QUILL_FRONTENDS_NPY_NPY_H
 #define QUILL_FRONTENDS_NPY_NPY_H
 
-#include "ir/ir.h"
-#include "targets/reference/ref.h"
+#include "../../ir/ir.h"
+#include "../../targets/reference/ref.h"
+
+QUILL_BEGIN_DECLS
 
 /* Decode an .npy image (`len` bytes, not retained) into *out, a new tensor
  * allocated with quill_tensor_alloc (free it with quill_tensor_free). `name`
@@ -60,5 +62,7 @@ quill_status quill_npy_write_file(quill_context *ctx, const char *path,
 /* The NumPy dtype string ("<f4", "|b1", ...) for a host tensor element
  * type (the storage type of a quantized one), or NULL if NumPy has none. */
 const char *quill_npy_descr(const quill_type *elem);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_FRONTENDS_NPY_NPY_H */

@@ -20,8 +20,10 @@
 #ifndef QUILL_FRONTENDS_ONNX_ONNX_H
 #define QUILL_FRONTENDS_ONNX_ONNX_H
 
-#include "ir/ir.h"
-#include "targets/reference/ref.h"
+#include "../../ir/ir.h"
+#include "../../targets/reference/ref.h"
+
+QUILL_BEGIN_DECLS
 
 /* A graph input bound to a constant at import time (see
  * quill_onnx_options.bindings). */
@@ -66,5 +68,7 @@ quill_module *quill_onnx_import_file(quill_context *ctx, const char *path,
 quill_module *quill_onnx_import_buffer(quill_context *ctx, const void *data,
                                        size_t len, const char *name,
                                        const quill_onnx_options *opts);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_FRONTENDS_ONNX_ONNX_H */

@@ -15,8 +15,10 @@
 #ifndef QUILL_FRONTENDS_ONNX_TENSOR_FILE_H
 #define QUILL_FRONTENDS_ONNX_TENSOR_FILE_H
 
-#include "ir/ir.h"
-#include "targets/reference/ref.h"
+#include "../../ir/ir.h"
+#include "../../targets/reference/ref.h"
+
+QUILL_BEGIN_DECLS
 
 /* Decode a serialized TensorProto (`len` bytes, not retained) into *out:
  * a statically shaped tensor whose data is allocated through the context's
@@ -42,5 +44,7 @@ quill_status quill_onnx_tensor_read_file(quill_context *ctx, const char *path,
 /* Free a tensor read by the functions above and zero it (no-op on a zeroed
  * tensor). */
 void quill_onnx_tensor_free(quill_context *ctx, quill_tensor *t);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_FRONTENDS_ONNX_TENSOR_FILE_H */

@@ -34,7 +34,9 @@
 #ifndef QUILL_TARGETS_ONNX_ONNX_EXPORT_H
 #define QUILL_TARGETS_ONNX_ONNX_EXPORT_H
 
-#include "ir/ir.h"
+#include "../../ir/ir.h"
+
+QUILL_BEGIN_DECLS
 
 /* Lowest and highest default-domain opset the exporter writes. */
 #define QUILL_ONNX_EXPORT_MIN_OPSET 13
@@ -82,5 +84,7 @@ const char *quill_onnx_export_op_type(quill_opcode opc);
  * exported; *why (if non-NULL) gets the reason. Every opcode either has an
  * exporter or is on this list (a unit test walks 0..QUILL_OP_COUNT). */
 bool quill_onnx_export_op_excluded(quill_opcode opc, const char **why);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_TARGETS_ONNX_ONNX_EXPORT_H */

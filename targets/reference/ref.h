@@ -22,7 +22,9 @@
 #ifndef QUILL_TARGETS_REFERENCE_REF_H
 #define QUILL_TARGETS_REFERENCE_REF_H
 
-#include "ir/ir.h"
+#include "../../ir/ir.h"
+
+QUILL_BEGIN_DECLS
 
 /* ---- tensors -------------------------------------------------------------- */
 
@@ -200,5 +202,7 @@ quill_status quill_ref_run_observed(quill_context *ctx, const quill_graph *g,
  * other problems, else QUILL_OK. quill_ref_run does the same check first;
  * tools call this to report unsupported ops before reading any input. */
 quill_status quill_ref_check_graph(quill_context *ctx, const quill_graph *g);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_TARGETS_REFERENCE_REF_H */

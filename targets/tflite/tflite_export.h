@@ -46,7 +46,9 @@
 
 #include <stdio.h>
 
-#include "ir/ir.h"
+#include "../../ir/ir.h"
+
+QUILL_BEGIN_DECLS
 
 /* The version string written into the "quill" metadata entry. */
 #define QUILL_TFLITE_PRODUCER "quill 0.1"
@@ -98,5 +100,7 @@ bool quill_tflite_export_op_excluded(quill_opcode opc, const char **why);
  * (with a diagnostic) for a buffer it cannot read. */
 quill_status quill_tflite_dump(quill_context *ctx, const void *data,
                                size_t len, FILE *out);
+
+QUILL_END_DECLS
 
 #endif /* QUILL_TARGETS_TFLITE_TFLITE_EXPORT_H */

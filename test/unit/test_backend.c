@@ -185,7 +185,7 @@ static void test_shipped(void) {
   b = quill_backend_get(ctx, "x86-vnni");
   check_scheme(quill_backend_activation(b), QUILL_TYPE_U8, 8, false, false, 0,
                255, false, QUILL_OBSERVER_MINMAX);
-  check_scheme(quill_backend_weight(b), QUILL_TYPE_I8, 8, true, true, -128,
+  check_scheme(quill_backend_weight(b), QUILL_TYPE_I8, 8, true, true, -127,
                127, false, QUILL_OBSERVER_MINMAX);
   CHECK(quill_backend_rounding(b) == QUILL_ROUND_HALF_EVEN);
   CHECK(quill_backend_requant(b) == QUILL_REQUANT_FLOAT);

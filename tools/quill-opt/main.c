@@ -5,6 +5,8 @@
  *   quill-opt in.qir --pass-pipeline='constant-fold,dce'
  *   quill-opt in.qir --split-input-file --verify-diagnostics
  *   quill-opt --check-backend=tflite-int8     (validate + print a config)
+ *   quill-opt --load-pass-plugin=libx.so in.qir --pass-pipeline='x-pass'
+ *   quill-opt in.qir --view-graph=g.svg       (also draw it: ir/dot.h)
  *
  * Flow per input (or per `// -----` chunk with --split-input-file):
  *   read -> parse -> verify -> pass manager (verifies after each pass)
@@ -14,6 +16,12 @@
  * (see diag_verify.c). Exit code: 0 ok, 1 error in the input or a
  * diagnostic mismatch, 2 bad command line.
  *
+ * Pass plugins (--load-pass-plugin=PATH, repeatable, as in LLVM's opt)
+ * are loaded into the context before the rest of the command line is read,
+ * so their passes work as --NAME flags and in --pass-pipeline, and --help
+ * lists them under "PLUGIN PASSES". A plugin that cannot be loaded is a
+ * diagnostic located at its path and exit 1.
+ *
  * This file is the only place where a status turns into an exit code.
  */
 #include <errno.h>
@@ -22,7 +30,9 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "ir/dot.h"
 #include "passes/pass.h"
+#include "passes/plugin.h"
 #include "tools/quill-opt/opt.h"
 
 typedef struct opt_args {
@@ -34,6 +44,7 @@ typedef struct opt_args {
   bool print_locs;
   const char *debug_only;
   const char *check_backend;
+  const char *view_graph; /* --view-graph=FILE (.dot or .svg) */
   quill_pass_manager_options pm_opts;
   /* pipeline pieces in command-line order: pass names or pipeline strings */
   const char **pipeline;
@@ -41,7 +52,13 @@ typedef struct opt_args {
   unsigned npipeline;
 } opt_args;
 
-static void print_help(FILE *out) {
+static void print_pass(FILE *out, const quill_pass *p) {
+  fprintf(out, "  --%-24s %s\n", p->name, p->summary ? p->summary : "");
+  if (p->options)
+    fprintf(out, "  %-26s   options: %s\n", "", p->options);
+}
+
+static void print_help(quill_context *ctx, FILE *out) {
   fprintf(out,
           "OVERVIEW: Quill IR optimizer driver\n\n"
           "USAGE: quill-opt [options] <input.qir | ->\n\n"
@@ -62,18 +79,71 @@ static void print_help(FILE *out) {
           "  --debug-only=<channels>   Enable debug output of the named channels\n"
           "  --check-backend=<b>       Load and validate a backend config (a shipped\n"
           "                            name or a .json path), print its summary, exit\n"
+          "  --load-pass-plugin=<lib>  Load a pass plugin (a shared object); may be\n"
+          "                            repeated. Its passes are listed below\n"
+          "  --view-graph=<file>       Also write the graph (after the passes) as\n"
+          "                            Graphviz DOT, or SVG if <file> ends in .svg\n"
+          "                            (runs 'dot', or $QUILL_DOT, -Tsvg)\n"
           "  --help                    Print this help\n\n"
           "PASSES:\n");
-  for (unsigned i = 0; i < quill_pass_registry_size(); i++) {
-    const quill_pass *p = quill_pass_registry_at(i);
-    fprintf(out, "  --%-24s %s\n", p->name, p->summary);
-    if (p->options)
-      fprintf(out, "  %-26s   options: %s\n", "", p->options);
+  for (unsigned i = 0; i < quill_pass_registry_size(); i++)
+    print_pass(out, quill_pass_registry_at(i));
+  unsigned n = quill_pass_num_registered(ctx);
+  if (n)
+    fprintf(out, "\nPLUGIN PASSES:\n");
+  for (unsigned i = 0; i < n; i++) {
+    const char *origin = quill_pass_registered_origin(ctx, i);
+    print_pass(out, quill_pass_registered(ctx, i));
+    fprintf(out, "  %-26s   (plugin '%s')\n", "", origin ? origin : "?");
+  }
+  n = quill_patterns_num_registered(ctx);
+  if (n)
+    fprintf(out, "\nPLUGIN PATTERN SETS (for the pass apply-patterns{sets=NAME}):\n");
+  for (unsigned i = 0; i < n; i++) {
+    unsigned np = 0;
+    const char *name = quill_patterns_registered_name(ctx, i);
+    quill_patterns_find(ctx, name, &np);
+    fprintf(out, "  %-26s   %u pattern%s\n", name, np, np == 1 ? "" : "s");
   }
 }
 
-/* Parse argv into args. Returns 0, or 2 after printing a usage error. */
-static int parse_args(int argc, char **argv, opt_args *a) {
+/* Is argv[*i] --load-pass-plugin (=PATH or PATH in the next argument)?
+ * Sets *path (NULL if the value is missing) and advances *i past it. */
+static bool plugin_arg(int argc, char **argv, int *i, const char **path) {
+  static const char flag[] = "--load-pass-plugin";
+  const char *s = argv[*i];
+  if (strncmp(s, flag, sizeof flag - 1) != 0)
+    return false;
+  if (s[sizeof flag - 1] == '=') {
+    *path = s + sizeof flag;
+    return true;
+  }
+  if (s[sizeof flag - 1] != '\0')
+    return false;
+  *path = *i + 1 < argc ? argv[++*i] : NULL;
+  return true;
+}
+
+/* Load every --load-pass-plugin first. 0, 1 (a plugin failed to load,
+ * diagnosed) or 2 (missing path). */
+static int load_plugins(quill_context *ctx, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *path;
+    if (!plugin_arg(argc, argv, &i, &path))
+      continue;
+    if (!path) {
+      fprintf(stderr, "quill-opt: --load-pass-plugin needs a file name\n");
+      return 2;
+    }
+    if (quill_plugin_load(ctx, path) != QUILL_OK)
+      return 1;
+  }
+  return 0;
+}
+
+/* Parse argv into args. Returns 0, 2 after printing a usage error, or -1
+ * after printing --help. */
+static int parse_args(quill_context *ctx, int argc, char **argv, opt_args *a) {
   a->pm_opts.verify_each = true;
   a->pipeline = calloc((size_t)argc, sizeof *a->pipeline);
   a->is_pipeline = calloc((size_t)argc, sizeof *a->is_pipeline);
@@ -86,9 +156,12 @@ static int parse_args(int argc, char **argv, opt_args *a) {
     const char *v;
 #define FLAG(name) (strcmp(s, name) == 0)
 #define VALUE(name) (strncmp(s, name "=", sizeof(name)) == 0 && (v = s + sizeof(name)))
+    const char *plugin;
     if (FLAG("--help") || FLAG("-h")) {
-      print_help(stdout);
-      exit(0);
+      print_help(ctx, stdout);
+      return -1;
+    } else if (plugin_arg(argc, argv, &i, &plugin)) {
+      /* loaded already (load_plugins) */
     } else if (FLAG("-o")) {
       if (++i >= argc) {
         fprintf(stderr, "quill-opt: -o needs a file name\n");
@@ -121,11 +194,17 @@ static int parse_args(int argc, char **argv, opt_args *a) {
       a->debug_only = v;
     } else if (VALUE("--check-backend")) {
       a->check_backend = v;
+    } else if (VALUE("--view-graph")) {
+      if (!*v) {
+        fprintf(stderr, "quill-opt: --view-graph needs a file name\n");
+        return 2;
+      }
+      a->view_graph = v;
     } else if (VALUE("--pass-pipeline")) {
       a->pipeline[a->npipeline] = v;
       a->is_pipeline[a->npipeline++] = true;
     } else if (s[0] == '-' && s[1] == '-' &&
-               quill_pass_lookup(s + 2, strlen(s + 2))) {
+               quill_pass_find(ctx, s + 2, strlen(s + 2))) {
       a->pipeline[a->npipeline] = s + 2;
       a->is_pipeline[a->npipeline++] = false;
     } else if (s[0] == '-' && s[1] != '\0') {
@@ -142,6 +221,11 @@ static int parse_args(int argc, char **argv, opt_args *a) {
   }
   if (!a->input)
     a->input = "-";
+  if (a->view_graph && a->split_input) {
+    fprintf(stderr, "quill-opt: --view-graph does not combine with "
+                    "--split-input-file\n");
+    return 2;
+  }
   return 0;
 }
 
@@ -214,6 +298,10 @@ static quill_status process_chunk(quill_context *ctx, const opt_args *a,
   quill_print_options po = {.print_locs = a->print_locs};
   if (st == QUILL_OK && a->verify_roundtrip)
     st = check_roundtrip(ctx, m, &po);
+  if (st == QUILL_OK && a->view_graph) {
+    quill_dot_options dot = {.dot_program = getenv("QUILL_DOT")};
+    st = quill_dot_write_file(m, a->view_graph, &dot);
+  }
   if (st == QUILL_OK)
     quill_print_module(m, out, &po);
   if (pm) {
@@ -302,33 +390,34 @@ static int check_backend(const char *name) {
 
 int main(int argc, char **argv) {
   opt_args a = {0};
-  int rc = parse_args(argc, argv, &a);
-  if (rc != 0)
-    return rc;
-  if (a.check_backend) {
-    free(a.pipeline);
-    free(a.is_pipeline);
-    return check_backend(a.check_backend);
-  }
-  size_t len = 0;
-  char *text = opt_read_file(a.input, &len);
-  if (!text) {
-    fprintf(stderr, "quill-opt: cannot read '%s': %s\n", a.input,
-            strerror(errno));
-    return 1;
-  }
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
     fprintf(stderr, "quill-opt: out of memory\n");
     return 1;
   }
-  if (a.debug_only && quill_debug_enable(ctx, a.debug_only) != QUILL_OK)
-    rc = 2;
-  else
-    rc = run(ctx, &a, text, len);
+  int rc = load_plugins(ctx, argc, argv);
+  if (rc == 0)
+    rc = parse_args(ctx, argc, argv, &a);
+  char *text = NULL;
+  size_t len = 0;
+  if (rc == 0 && a.check_backend) {
+    rc = check_backend(a.check_backend);
+  } else if (rc == 0) {
+    text = opt_read_file(a.input, &len);
+    if (!text) {
+      fprintf(stderr, "quill-opt: cannot read '%s': %s\n", a.input,
+              strerror(errno));
+      rc = 1;
+    } else if (a.debug_only &&
+               quill_debug_enable(ctx, a.debug_only) != QUILL_OK) {
+      rc = 2;
+    } else {
+      rc = run(ctx, &a, text, len);
+    }
+  }
   quill_context_destroy(ctx);
   free(text);
   free(a.pipeline);
   free(a.is_pipeline);
-  return rc;
+  return rc < 0 ? 0 : rc;
 }

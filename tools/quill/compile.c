@@ -39,10 +39,10 @@ int quill_cmd_compile(int argc, char **argv) {
       fputs("quill compile: the output's extension picks the target: "
             ".tflite (TFLite); object files need the LLVM target.\n\n",
             stdout);
-      return quill_compile_tflite(argc, argv);
+      return quill_tool_compile_tflite(argc, argv);
     }
   if (out && ends_with(out, ".tflite"))
-    return quill_compile_tflite(argc, argv);
+    return quill_tool_compile_tflite(argc, argv);
   if (!out) {
     fputs("quill compile: error: -o OUT is required (OUT.tflite for "
           "TFLite)\n",

@@ -10,14 +10,12 @@
  * Flow:
  *
  *   MODEL --load--> module
- *     float model, --backend + --calib: the quantization pipeline
- *       fold-batchnorm, fuse-activation{backend}, insert-observers{backend
- *       keep-float}, calibrate{data max-samples}, quantize{backend},
- *       canonicalize, dce, fuse-qdq{backend}, dce (quill quantize's)
+ *     float model, --backend + --calib: quill quantize's pipeline
+ *       (passes/quantize_pipeline.h, all stages: the integer form)
  *     float model without --backend: fold-batchnorm, fuse-activation
  *       (a float .tflite)
- *     already quantized model (QDQ ONNX, integer .qir): fuse-qdq when this
- *       build has it
+ *     already quantized model (QDQ ONNX, integer .qir): its FUSE stage
+ *       (fuse-qdq{backend}, dce; backend tflite-int8 unless given)
  *   --> quill_tflite_export_file (the int8 spec is checked there; reference
  *       QDQ patterns fold into int8 builtins, so fuse-qdq is optional)
  *
@@ -28,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pass.h"
+#include "passes/quantize_pipeline.h"
 #include "targets/tflite/tflite_export.h"
 #include "tools/quill/quill.h"
 
@@ -136,10 +134,6 @@ static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
 }
 
-static bool has_pass(const char *name) {
-  return quill_pass_lookup(name, strlen(name)) != NULL;
-}
-
 /* True if the module already holds quantized values (QDQ or integer). */
 static bool is_quantized(quill_module *m) {
   for (unsigned gi = 0; gi < quill_module_num_graphs(m); gi++)
@@ -150,58 +144,84 @@ static bool is_quantized(quill_module *m) {
   return false;
 }
 
-/* The pass pipeline for this run into buf; false (with a message) if a
- * pass it needs is not in this build. */
-static bool pipeline(const tflite_args *a, bool quantized, char *buf,
-                     size_t cap) {
-  buf[0] = '\0';
-  if (quantized) {
-    if (has_pass("fuse-qdq"))
-      snprintf(buf, cap, "fuse-qdq{backend=%s},canonicalize,dce",
-               a->backend ? a->backend : "tflite-int8");
-    return true;
-  }
-  if (!a->backend) {
-    snprintf(buf, cap, "fold-batchnorm,fuse-activation");
-    return true;
-  }
-  static const char *const needed[] = {"insert-observers", "calibrate",
-                                       "quantize"};
-  for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
-    if (!has_pass(needed[i])) {
-      fprintf(stderr, "quill compile: error: this build has no '%s' pass, "
-                      "so it cannot quantize a float model; give an already "
-                      "quantized model (QDQ ONNX or integer .qir), or omit "
-                      "--backend/--calib for a float .tflite\n",
-              needed[i]);
-      return false;
-    }
-  if (strpbrk(a->calib, " {},") || strpbrk(a->backend, " {},") ||
-      (a->keep_float && strpbrk(a->keep_float, " {}"))) {
-    fprintf(stderr, "quill compile: error: --backend, --calib and "
-                    "--keep-float must not contain blanks, braces or commas "
-                    "here\n");
-    return false;
-  }
-  /* The pipeline of `quill quantize --form integer` (tools/quill/
-   * quantize.c spells it too; keep the two equal). */
-  char kf[1024] = "", ms[64] = "";
-  if (a->keep_float)
-    snprintf(kf, sizeof kf, " keep-float=%s", a->keep_float);
-  if (a->max_samples)
-    snprintf(ms, sizeof ms, " max-samples=%lld", a->max_samples);
-  const char *b = a->backend;
-  int n = snprintf(buf, cap,
-                   "fold-batchnorm,fuse-activation{backend=%s},"
-                   "insert-observers{backend=%s%s},calibrate{data=%s%s},"
-                   "quantize{backend=%s%s},canonicalize,dce",
-                   b, b, kf, a->calib, ms, b, kf);
-  if (n > 0 && (size_t)n < cap && has_pass("fuse-qdq"))
-    snprintf(buf + n, cap - (size_t)n, ",fuse-qdq{backend=%s},dce", b);
-  return true;
+/* Fill the shared quantization options (passes/quantize_pipeline.h): the
+ * calibration path goes into the pipeline text when it can. */
+static void quant_options(const tflite_args *a, quill_quantize_options *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = a->backend ? a->backend : "tflite-int8";
+  o->keep_float = a->keep_float;
+  o->calib_path = a->calib && quill_quantize_option_safe(a->calib) ? a->calib
+                                                                  : NULL;
+  o->max_samples = (size_t)a->max_samples;
 }
 
-int quill_compile_tflite(int argc, char **argv) {
+/* The stages to run: a float model with --backend: all of quill quantize's
+ * (integer form); an already quantized model: FUSE (integer ops where
+ * fuse-qdq applies; the exporter folds the rest); a float model without
+ * --backend: none (fold-batchnorm,fuse-activation run separately). */
+static unsigned stages_for(const tflite_args *a, bool quantized) {
+  if (quantized)
+    return QUILL_QUANTIZE_FUSE;
+  return a->backend ? QUILL_QUANTIZE_ALL : 0;
+}
+
+static const char *const float_pipeline = "fold-batchnorm,fuse-activation";
+
+/* Print the pipeline of this run (for quill-opt --pass-pipeline). */
+static quill_status print_pipeline(quill_context *ctx, const tflite_args *a,
+                                   bool quantized) {
+  unsigned stages = stages_for(a, quantized);
+  if (!stages) {
+    printf("%s\n", float_pipeline);
+    return QUILL_OK;
+  }
+  quill_quantize_options o;
+  quant_options(a, &o);
+  if (!o.calib_path && !quantized)
+    o.calib_path = a->calib; /* shown as given */
+  char *text = NULL;
+  quill_status st = quill_quantize_pipeline(ctx, &o, stages, &text);
+  if (!st)
+    printf("%s\n", text);
+  quill_string_free(ctx, text);
+  return st;
+}
+
+/* Run this run's pipeline on m. */
+static quill_status run_pipeline(quill_context *ctx, quill_module *m,
+                                 const tflite_args *a, bool quantized,
+                                 const char *model) {
+  unsigned stages = stages_for(a, quantized);
+  if (!stages) {
+    quill_pass_manager *pm = quill_pass_manager_create(ctx);
+    quill_status st = !pm ? QUILL_ERR_NOMEM
+                          : quill_pass_manager_parse_pipeline(pm,
+                                                              float_pipeline);
+    if (!st)
+      st = quill_pass_manager_run(pm, m);
+    quill_pass_manager_destroy(pm);
+    return st;
+  }
+  quill_quantize_options o;
+  quant_options(a, &o);
+  quill_calib_dataset *ds = NULL;
+  quill_status st = QUILL_OK;
+  if ((stages & QUILL_QUANTIZE_QUANTIZE) && !o.calib_path) {
+    quill_graph *g = quill_tool_entry_graph(ctx, m, model, a->entry);
+    ds = g ? quill_calib_dataset_create(ctx, g) : NULL;
+    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+    if (!st) {
+      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+      st = quill_calib_dataset_load(ds, a->calib);
+    }
+  }
+  if (!st)
+    st = quill_quantize_module(ctx, m, &o, stages, ds, NULL);
+  quill_calib_dataset_destroy(ds);
+  return st;
+}
+
+int quill_tool_compile_tflite(int argc, char **argv) {
   tflite_args a;
   memset(&a, 0, sizeof a);
   bool help = false;
@@ -215,48 +235,37 @@ int quill_compile_tflite(int argc, char **argv) {
     free(a.shapes);
     return rc;
   }
-  char pipe[4096];
-  if (a.print_pipeline && !a.model) {
-    rc = pipeline(&a, false, pipe, sizeof pipe) ? QUILL_EXIT_OK
-                                                : QUILL_EXIT_ERROR;
-    if (!rc)
-      printf("%s\n", pipe);
-    free(a.shapes);
-    return rc;
-  }
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
     free(a.shapes);
     return QUILL_EXIT_ERROR;
   }
-  quill_onnx_options oo = {a.shapes, a.nshapes, NULL, NULL, 0};
-  quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
   rc = QUILL_EXIT_ERROR;
+  if (a.print_pipeline && !a.model) {
+    if (!print_pipeline(ctx, &a, false))
+      rc = QUILL_EXIT_OK;
+    quill_context_destroy(ctx);
+    free(a.shapes);
+    return rc;
+  }
+  quill_onnx_options oo;
+  memset(&oo, 0, sizeof oo);
+  oo.input_shapes = a.shapes;
+  oo.num_input_shapes = a.nshapes;
+  quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
   if (m) {
     bool quantized = is_quantized(m);
     if (quantized && a.backend)
       fprintf(stderr, "quill compile: note: the model is already quantized: "
-                      "--backend/--calib are not used for calibration\n");
-    if (pipeline(&a, quantized, pipe, sizeof pipe)) {
-      if (a.print_pipeline) {
-        printf("%s\n", pipe);
+                      "--calib is not used\n");
+    if (a.print_pipeline) {
+      if (!print_pipeline(ctx, &a, quantized))
         rc = QUILL_EXIT_OK;
-      } else {
-        quill_status st = QUILL_OK;
-        if (pipe[0]) {
-          quill_pass_manager *pm = quill_pass_manager_create(ctx);
-          st = !pm ? QUILL_ERR_NOMEM
-                   : quill_pass_manager_parse_pipeline(pm, pipe);
-          if (!st)
-            st = quill_pass_manager_run(pm, m);
-          quill_pass_manager_destroy(pm);
-        }
-        quill_graph *g =
-            st ? NULL : quill_tool_entry_graph(ctx, m, a.model, a.entry);
-        quill_tflite_export_options to = {a.allow_custom, 0};
-        if (g && quill_tflite_export_file(ctx, g, a.out, &to) == QUILL_OK)
-          rc = QUILL_EXIT_OK;
-      }
+    } else if (!run_pipeline(ctx, m, &a, quantized, a.model)) {
+      quill_graph *g = quill_tool_entry_graph(ctx, m, a.model, a.entry);
+      quill_tflite_export_options to = {a.allow_custom, 0};
+      if (g && quill_tflite_export_file(ctx, g, a.out, &to) == QUILL_OK)
+        rc = QUILL_EXIT_OK;
     }
     quill_module_destroy(m);
   }

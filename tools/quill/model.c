@@ -1,15 +1,16 @@
 /*
- * model.c - load the model a quill subcommand works on.
+ * model.c - load the model a quill subcommand works on (quill_model_load
+ * of the C API):
  *
  *   *.qir      textual IR: read, parse (ir/parser.h), verify
  *   otherwise  an ONNX protobuf: frontends/onnx (which verifies)
  *
- * and pick the graph to run (--entry NAME, else the module's first).
+ * pick the graph to run (--entry NAME, else the module's first), and load
+ * the pass plugins of --load-pass-plugin.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "quill/quill.h"
 #include "tools/quill/quill.h"
 
 bool quill_tool_is_qir(const char *path) {
@@ -17,59 +18,20 @@ bool quill_tool_is_qir(const char *path) {
   return n >= 4 && !strcmp(path + n - 4, ".qir");
 }
 
-/* Read a whole text file with malloc (tool-side memory). */
-static char *read_text(quill_context *ctx, const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot open file: %s",
-                strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    if (n == cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0)
-      break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (!buf || err) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot read file%s",
-                buf ? "" : ": out of memory");
-    free(buf);
-    return NULL;
-  }
-  *len = n;
-  return buf;
-}
-
 quill_module *quill_tool_load_model(quill_context *ctx, const char *path,
                                     const quill_onnx_options *onnx_opts) {
-  if (!quill_tool_is_qir(path))
-    return quill_onnx_import_file(ctx, path, onnx_opts);
-  size_t len = 0;
-  char *text = read_text(ctx, path, &len);
-  if (!text)
-    return NULL;
-  quill_module *m = quill_parse_module(ctx, text, len, path, 0);
-  free(text);
-  if (m && quill_verify_module(m) != QUILL_OK) {
-    quill_module_destroy(m);
-    m = NULL;
+  quill_model_options o = {QUILL_MODEL_AUTO, onnx_opts};
+  return quill_model_load(ctx, path, &o);
+}
+
+quill_status quill_tool_load_plugins(quill_context *ctx,
+                                     const char *const *paths, unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
+    quill_status st = quill_plugin_load(ctx, paths[i]);
+    if (st)
+      return st;
   }
-  return m;
+  return QUILL_OK;
 }
 
 quill_graph *quill_tool_entry_graph(quill_context *ctx, quill_module *m,
@@ -86,4 +48,23 @@ quill_graph *quill_tool_entry_graph(quill_context *ctx, quill_module *m,
     return NULL;
   }
   return quill_module_graph(m, 0);
+}
+
+quill_status quill_tool_run_pipeline(quill_context *ctx, quill_module *m,
+                                     const char *pipeline, bool statistics) {
+  quill_pass_manager *pm = quill_pass_manager_create(ctx);
+  if (!pm)
+    return QUILL_ERR_NOMEM;
+  quill_pass_manager_options o;
+  memset(&o, 0, sizeof o);
+  o.verify_each = true;
+  o.statistics = statistics;
+  quill_pass_manager_set_options(pm, &o);
+  quill_status st = quill_pass_manager_parse_pipeline(pm, pipeline);
+  if (!st)
+    st = quill_pass_manager_run(pm, m);
+  if (statistics)
+    quill_pass_manager_report(pm);
+  quill_pass_manager_destroy(pm);
+  return st;
 }

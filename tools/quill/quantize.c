@@ -6,15 +6,21 @@
  *   quill quantize MODEL (.onnx | .qir) --backend NAME|FILE --calib PATH
  *                  [-o OUT.qir] [--keep-float=a,b] [--max-samples N]
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
+ *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
+ *                  [--after-quantize=P] [--pass-statistics]
  *
  * Flow:
  *
  *   argv --parse_args--> quantize_args               (bad syntax: exit 2)
+ *   --load-pass-plugin --quill_plugin_load--> plugin passes (exit 1 if bad)
  *   --backend --quill_backend_get--> validated config (exit 1 if invalid)
  *   MODEL --load (onnx import | parse+verify)--> module
- *   quantize_pipeline() --> the pass pipeline (the one place it is spelled)
- *   pass manager: fold-batchnorm, fuse-activation, insert-observers,
- *                 calibrate, quantize, canonicalize, dce [, fuse-qdq, dce]
+ *   [--before-quantize pipeline (e.g. plugin passes) on the float model]
+ *   quill_quantize_module() (passes/quantize_pipeline.h, where the
+ *   pipeline is spelled): fold-batchnorm, fuse-activation,
+ *                 insert-observers, calibrate, quantize, canonicalize, dce
+ *                 [, fuse-qdq, dce for --form integer]
+ *   [--after-quantize pipeline on the quantized model]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
@@ -24,22 +30,25 @@
  * exits without reading the model, so `quill-opt --pass-pipeline=...`
  * reproduces a run.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
 #include "targets/onnx/onnx_export.h"
 #include "passes/calib_data.h"
-#include "passes/pass.h"
+#include "passes/plugin.h"
+#include "passes/quantize_pipeline.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
   const char *model, *backend, *calib, *output, *keep_float;
   long long max_samples; /* 0: all */
+  const char *before, *after; /* --before-quantize, --after-quantize */
   const char **shapes;
   unsigned nshapes;
-  bool print_pipeline, time;
+  const char **plugins;
+  unsigned nplugins;
+  bool print_pipeline, time, statistics;
   int form; /* FORM_* */
 } quantize_args;
 
@@ -75,6 +84,12 @@ static void print_help(FILE *out) {
       "                           symbolic dims); may be repeated\n"
       "  --print-pipeline         print the pass pipeline and exit\n"
       "  --time                   report the time of each pass on stderr\n"
+      "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
+      "                           docs/c-api.md); may be repeated\n"
+      "  --before-quantize P      run pipeline P (e.g. plugin passes) on the\n"
+      "                           float model first\n"
+      "  --after-quantize P       run pipeline P on the quantized model last\n"
+      "  --pass-statistics        report pass statistics on stderr\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -86,7 +101,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   quill_cli_init(&c, argc, argv, "quill quantize");
   memset(a, 0, sizeof *a);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->shapes || !a->plugins) {
     fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -130,6 +146,15 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       a->print_pipeline = true;
     } else if (quill_cli_flag(&c, "--time")) {
       a->time = true;
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
+    } else if (quill_cli_value(&c, "--before-quantize", &v)) {
+      a->before = v;
+    } else if (quill_cli_value(&c, "--after-quantize", &v)) {
+      a->after = v;
+    } else if (quill_cli_flag(&c, "--pass-statistics")) {
+      a->statistics = true;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
           &c, "unknown option '%s' (see 'quill quantize --help')", s);
@@ -168,57 +193,6 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
 }
 
-/* Can `s` be written as a pass option value? */
-static bool option_safe(const char *s) { return !strpbrk(s, " \t\n{}"); }
-
-/* printf into a new malloc'd string (NULL on allocation failure). */
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return p;
-}
-
-/* The quantization pipeline, spelled in this one place. With inline_data
- * the calibration path is the option data=; otherwise the dataset is handed
- * over as the pass-manager input "calibration-data". Returns a malloc'd
- * string (NULL on allocation failure). */
-static char *quantize_pipeline(const quantize_args *a, bool inline_data) {
-  const char *b = a->backend;
-  char *calib = inline_data && a->max_samples
-                    ? format("calibrate{data=%s max-samples=%lld}", a->calib,
-                             a->max_samples)
-                : inline_data ? format("calibrate{data=%s}", a->calib)
-                : a->max_samples
-                    ? format("calibrate{max-samples=%lld}", a->max_samples)
-                    : format("calibrate");
-  char *keep = a->keep_float ? format(" keep-float=%s", a->keep_float)
-                             : format("%s", "");
-  char *p = NULL;
-  if (calib && keep)
-    p = format("fold-batchnorm,"
-               "fuse-activation{backend=%s},"
-               "insert-observers{backend=%s%s},"
-               "%s,"
-               "quantize{backend=%s%s},"
-               "canonicalize,dce%s%s%s",
-               b, b, keep, calib, b, keep,
-               a->form == FORM_INTEGER ? ",fuse-qdq{backend=" : "",
-               a->form == FORM_INTEGER ? b : "",
-               a->form == FORM_INTEGER ? "},dce" : "");
-  free(calib);
-  free(keep);
-  return p;
-}
-
 /* Write the (reference, QDQ) model as ONNX through targets/onnx. */
 static quill_status write_onnx(quill_context *ctx, quill_module *m,
                                const char *path) {
@@ -249,73 +223,75 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
 }
 
 static int run(const quantize_args *a) {
-  bool inline_data = a->calib && option_safe(a->calib);
-  char *pipeline = quantize_pipeline(a, inline_data);
-  if (!pipeline) {
-    fputs("quill quantize: error: out of memory\n", stderr);
-    return QUILL_EXIT_ERROR;
-  }
-  if (a->print_pipeline) {
-    printf("%s\n", pipeline);
-    free(pipeline);
-    return QUILL_EXIT_OK;
-  }
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
-    free(pipeline);
+    fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_ERROR;
   }
-  quill_module *m = NULL;
-  quill_calib_dataset *ds = NULL;
-  quill_pass_manager *pm = NULL;
-  quill_status st =
-      quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
-  if (!st) {
-    quill_onnx_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.input_shapes = a->shapes;
-    opts.num_input_shapes = a->nshapes;
-    m = quill_tool_load_model(ctx, a->model, &opts);
-    if (!m)
-      st = QUILL_ERR_INVALID;
-    else if (!quill_module_num_graphs(m))
-      st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
-                       "the model has no function");
-  }
-  if (!st && !(pm = quill_pass_manager_create(ctx)))
-    st = QUILL_ERR_NOMEM;
-  if (!st)
-    st = quill_pass_manager_parse_pipeline(pm, pipeline);
-  if (!st && !inline_data) {
-    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
-    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
-    if (!st) {
-      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
-      st = quill_calib_dataset_load(ds, a->calib);
-    }
+  bool inline_data = a->calib && quill_quantize_option_safe(a->calib);
+  quill_quantize_options qo = {
+      .backend = a->backend,
+      .keep_float = a->keep_float,
+      .calib_path = inline_data ? a->calib : NULL,
+      .max_samples = (size_t)a->max_samples,
+  };
+  unsigned stages = a->form == FORM_INTEGER
+                        ? QUILL_QUANTIZE_ALL
+                        : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
+  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  if (!st && a->print_pipeline) {
+    char *pipeline = NULL;
+    st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);
     if (!st)
-      st = quill_pass_manager_set_input(pm, "calibration-data", ds);
+      printf("%s%s%s%s%s\n", a->before ? a->before : "",
+             a->before ? "," : "", pipeline, a->after ? "," : "",
+             a->after ? a->after : "");
+    quill_string_free(ctx, pipeline);
+  } else if (!st) {
+    quill_module *m = NULL;
+    quill_calib_dataset *ds = NULL;
+    st = quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+    if (!st) {
+      quill_onnx_options opts;
+      memset(&opts, 0, sizeof opts);
+      opts.input_shapes = a->shapes;
+      opts.num_input_shapes = a->nshapes;
+      m = quill_tool_load_model(ctx, a->model, &opts);
+      if (!m)
+        st = QUILL_ERR_INVALID;
+      else if (!quill_module_num_graphs(m))
+        st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
+                         "the model has no function");
+    }
+    if (!st && a->before)
+      st = quill_tool_run_pipeline(ctx, m, a->before, a->statistics);
+    if (!st && !inline_data) {
+      ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+      st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+      if (!st) {
+        quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+        st = quill_calib_dataset_load(ds, a->calib);
+      }
+    }
+    if (!st) {
+      quill_pass_manager_options o;
+      memset(&o, 0, sizeof o);
+      o.verify_each = true;
+      o.time_passes = a->time;
+      o.statistics = a->statistics;
+      st = quill_quantize_module(ctx, m, &qo, stages, ds, &o);
+    }
+    if (!st && a->after)
+      st = quill_tool_run_pipeline(ctx, m, a->after, a->statistics);
+    if (!st)
+      st = write_output(ctx, m, a->output);
+    quill_calib_dataset_destroy(ds);
+    if (m)
+      quill_module_destroy(m);
   }
-  if (!st) {
-    quill_pass_manager_options o;
-    memset(&o, 0, sizeof o);
-    o.verify_each = true;
-    o.time_passes = a->time;
-    quill_pass_manager_set_options(pm, &o);
-    st = quill_pass_manager_run(pm, m);
-    if (a->time)
-      quill_pass_manager_report(pm);
-  }
-  if (!st)
-    st = write_output(ctx, m, a->output);
   if (st == QUILL_ERR_NOMEM)
     fputs("quill quantize: error: out of memory\n", stderr);
-  quill_pass_manager_destroy(pm);
-  quill_calib_dataset_destroy(ds);
-  if (m)
-    quill_module_destroy(m);
   quill_context_destroy(ctx);
-  free(pipeline);
   return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
 }
 
@@ -328,5 +304,6 @@ int quill_cmd_quantize(int argc, char **argv) {
   else if (rc == QUILL_EXIT_OK)
     rc = run(&a);
   free(a.shapes);
+  free(a.plugins);
   return rc;
 }

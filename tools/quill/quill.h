@@ -27,7 +27,7 @@ enum { QUILL_EXIT_OK = 0, QUILL_EXIT_ERROR = 1, QUILL_EXIT_USAGE = 2 };
 
 /* `quill compile ... -o OUT.tflite` (compile_tflite.c); called by the
  * compile command for a .tflite output, with the compile command's argv. */
-int quill_compile_tflite(int argc, char **argv);
+int quill_tool_compile_tflite(int argc, char **argv);
 
 /* ---- command-line helpers (options.c) ------------------------------------- */
 
@@ -60,6 +60,15 @@ void quill_cli_usage_error(quill_cli *c, const char *fmt, ...)
  * module (destroy with quill_module_destroy) or NULL after diagnostics. */
 quill_module *quill_tool_load_model(quill_context *ctx, const char *path,
                                     const quill_onnx_options *onnx_opts);
+/* Load the pass plugins of --load-pass-plugin options, in order
+ * (quill_plugin_load); stops at the first failure (diagnosed). */
+quill_status quill_tool_load_plugins(quill_context *ctx,
+                                     const char *const *paths, unsigned n);
+/* Run a pass pipeline (--pass-pipeline) on m, verifying after each pass;
+ * with `statistics` print the pass statistics to stderr. A status after
+ * diagnostics. */
+quill_status quill_tool_run_pipeline(quill_context *ctx, quill_module *m,
+                                     const char *pipeline, bool statistics);
 /* True if the path names textual IR (ends in .qir). */
 bool quill_tool_is_qir(const char *path);
 /* Pick the graph to run: the one named `entry`, or the module's first.

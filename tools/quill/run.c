@@ -5,11 +5,14 @@
  *   quill run MODEL (.onnx | .qir) [--input [NAME=]FILE]... [--output
  *             [NAME=]FILE]... [--input-shape NAME=D,..]... [--const
  *             NAME=FILE]... [--entry FUNC] [--print] [--time]
+ *             [--load-pass-plugin=LIB]... [--pass-pipeline=P]
+ *             [--pass-statistics]
  *
  * Flow:
  *
  *   argv --parse_args--> run_args           (bad syntax: exit 2)
- *   model --load (onnx import | parse+verify)--> graph
+ *   model --load (onnx import | parse+verify)--> module
+ *   --pass-pipeline (passes, plugin passes of --load-pass-plugin)--> graph
  *   --input  --bind_inputs--> one tensor per graph argument
  *            (NAME=FILE binds by name, FILE binds the next unbound
  *            argument in order; types must match exactly)
@@ -39,7 +42,10 @@ typedef struct run_args {
   unsigned ninputs, noutputs, nconsts;
   const char **shapes;
   unsigned nshapes;
-  bool print, time;
+  const char **plugins;
+  unsigned nplugins;
+  const char *pipeline;
+  bool print, time, statistics;
 } run_args;
 
 static void print_help(FILE *out) {
@@ -62,6 +68,10 @@ static void print_help(FILE *out) {
       "  --print                  print every output (shape, type, values);\n"
       "                           the default when no --output is given\n"
       "  --time                   report import and run times on stderr\n"
+      "  --load-pass-plugin LIB   load a pass plugin (may be repeated)\n"
+      "  --pass-pipeline P        run pipeline P on the model before running\n"
+      "                           it (e.g. 'canonicalize,my-plugin-pass')\n"
+      "  --pass-statistics        report pass statistics on stderr\n"
       "  -h, --help               show this help\n\n"
       "Input types must equal the model's input types (shape and element\n"
       "type). Exit codes: 0 success, 1 an error in the model, the files or\n"
@@ -97,6 +107,7 @@ static void free_args(run_args *a) {
   free_bindings(a->outputs, a->noutputs);
   free_bindings(a->consts, a->nconsts);
   free(a->shapes);
+  free(a->plugins);
 }
 
 /* Returns QUILL_EXIT_OK, or QUILL_EXIT_USAGE after a message; *help is set
@@ -109,7 +120,8 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
   a->outputs = calloc((size_t)argc, sizeof *a->outputs);
   a->consts = calloc((size_t)argc, sizeof *a->consts);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->inputs || !a->outputs || !a->consts || !a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->inputs || !a->outputs || !a->consts || !a->shapes || !a->plugins) {
     fputs("quill run: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -152,6 +164,13 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
       a->print = true;
     } else if (quill_cli_flag(&c, "--time")) {
       a->time = true;
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
+    } else if (quill_cli_value(&c, "--pass-pipeline", &v)) {
+      a->pipeline = v;
+    } else if (quill_cli_flag(&c, "--pass-statistics")) {
+      a->statistics = true;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill run --help')",
                             s);
@@ -358,6 +377,8 @@ static int run(run_args *a) {
                                   sizeof *ctensors);
   quill_onnx_binding *cb = calloc(a->nconsts ? a->nconsts : 1, sizeof *cb);
   quill_status cst = ctensors && cb ? QUILL_OK : QUILL_ERR_NOMEM;
+  if (cst == QUILL_OK)
+    cst = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   for (unsigned i = 0; cst == QUILL_OK && i < a->nconsts; i++) {
     cb[i].name = a->consts[i].name;
     cb[i].value = &ctensors[i];
@@ -371,6 +392,11 @@ static int run(run_args *a) {
     quill_ref_tensors_free(ctx, ctensors, a->nconsts);
   free(ctensors);
   free(cb);
+  if (m && a->pipeline &&
+      quill_tool_run_pipeline(ctx, m, a->pipeline, a->statistics)) {
+    quill_module_destroy(m);
+    m = NULL;
+  }
   quill_graph *g = m ? quill_tool_entry_graph(ctx, m, a->model, a->entry)
                      : NULL;
   double t1 = now_ms();

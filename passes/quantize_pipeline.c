@@ -1,0 +1,98 @@
+/*
+ * quantize_pipeline.c - the quantization pipeline text (the one place it is
+ * spelled) and a runner around the pass manager. See quantize_pipeline.h.
+ *
+ * The calibration data goes in as calibrate{data=PATH} when a path is
+ * given (the caller checked it can be written there); otherwise the caller
+ * hands a loaded dataset over, and it reaches `calibrate` as the
+ * pass-manager input "calibration-data".
+ */
+#include <string.h>
+
+#include "passes/quantize_pipeline.h"
+
+bool quill_quantize_option_safe(const char *s) {
+  return s && *s && !strpbrk(s, " \t\n\r{}");
+}
+
+static bool check_option(quill_context *ctx, const char *what,
+                         const char *v) {
+  if (!v || quill_quantize_option_safe(v))
+    return true;
+  quill_error(ctx, quill_loc_unknown(),
+              "quantize pipeline: %s '%s' cannot be written as a pass option "
+              "(no blanks or braces)",
+              what, v);
+  return false;
+}
+
+quill_status quill_quantize_pipeline(quill_context *ctx,
+                                     const quill_quantize_options *o,
+                                     unsigned stages, char **out) {
+  *out = NULL;
+  if (!o->backend || !*o->backend)
+    return quill_error(ctx, quill_loc_unknown(),
+                       "quantize pipeline: no backend");
+  if (!check_option(ctx, "backend", o->backend) ||
+      !check_option(ctx, "keep-float", o->keep_float) ||
+      !check_option(ctx, "calibration path", o->calib_path))
+    return QUILL_ERR_INVALID;
+  const char *b = o->backend;
+  bool keep = o->keep_float && *o->keep_float;
+  quill_strbuf sb;
+  quill_strbuf_init(&sb, ctx);
+  if (stages & QUILL_QUANTIZE_PREPARE)
+    quill_strbuf_printf(&sb, "fold-batchnorm,fuse-activation{backend=%s}", b);
+  if (stages & QUILL_QUANTIZE_QUANTIZE) {
+    if (sb.len)
+      quill_strbuf_putc(&sb, ',');
+    quill_strbuf_printf(&sb, "insert-observers{backend=%s%s%s},", b,
+                        keep ? " keep-float=" : "", keep ? o->keep_float : "");
+    if (o->calib_path && o->max_samples)
+      quill_strbuf_printf(&sb, "calibrate{data=%s max-samples=%zu}",
+                          o->calib_path, o->max_samples);
+    else if (o->calib_path)
+      quill_strbuf_printf(&sb, "calibrate{data=%s}", o->calib_path);
+    else if (o->max_samples)
+      quill_strbuf_printf(&sb, "calibrate{max-samples=%zu}", o->max_samples);
+    else
+      quill_strbuf_puts(&sb, "calibrate");
+    quill_strbuf_printf(&sb, ",quantize{backend=%s%s%s},canonicalize,dce", b,
+                        keep ? " keep-float=" : "", keep ? o->keep_float : "");
+  }
+  if (stages & QUILL_QUANTIZE_FUSE)
+    quill_strbuf_printf(&sb, "%sfuse-qdq{backend=%s},dce", sb.len ? "," : "",
+                        b);
+  if (!quill_strbuf_failed(&sb))
+    *out = quill_strdup(ctx, quill_strbuf_str(&sb));
+  quill_strbuf_free(&sb);
+  return *out ? QUILL_OK : QUILL_ERR_NOMEM;
+}
+
+quill_status quill_quantize_module(quill_context *ctx, quill_module *m,
+                                   const quill_quantize_options *o,
+                                   unsigned stages, quill_calib_dataset *calib,
+                                   const quill_pass_manager_options *pm_opts) {
+  char *text = NULL;
+  quill_status st = quill_quantize_pipeline(ctx, o, stages, &text);
+  if (st)
+    return st;
+  quill_pass_manager *pm = quill_pass_manager_create(ctx);
+  st = pm ? quill_pass_manager_parse_pipeline(pm, text) : QUILL_ERR_NOMEM;
+  if (!st && !o->calib_path && calib)
+    st = quill_pass_manager_set_input(pm, "calibration-data", calib);
+  if (!st) {
+    quill_pass_manager_options po;
+    memset(&po, 0, sizeof po);
+    po.verify_each = true;
+    if (pm_opts)
+      po = *pm_opts;
+    quill_pass_manager_set_options(pm, &po);
+    st = quill_pass_manager_run(pm, m);
+    if (po.time_passes || po.statistics)
+      quill_pass_manager_report(pm);
+  }
+  quill_pass_manager_destroy(pm);
+  quill_string_free(ctx, text);
+  return st;
+}

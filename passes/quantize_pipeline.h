@@ -1,0 +1,71 @@
+/*
+ * quantize_pipeline.h - the quantization pipeline of `quill quantize`,
+ * spelled in one place and run on a module (docs/quantization.md, section
+ * 4). `quill quantize`, `quill report` and the C API all go through here,
+ * so they quantize identically.
+ *
+ *   stage PREPARE:   fold-batchnorm, fuse-activation{backend}
+ *   stage QUANTIZE:  insert-observers{backend keep-float},
+ *                    calibrate{data max-samples}, quantize{backend
+ *                    keep-float}, canonicalize, dce
+ *   stage FUSE:      fuse-qdq{backend}, dce (the integer form; without it
+ *                    the result is the reference quantize/dequantize form)
+ *
+ * PREPARE shapes the float graph the way the backend executes it; its
+ * result is the float model the quantized one is compared with (op for op,
+ * by location name) in `quill report`.
+ */
+#ifndef QUILL_PASSES_QUANTIZE_PIPELINE_H
+#define QUILL_PASSES_QUANTIZE_PIPELINE_H
+
+#include "calib_data.h"
+#include "pass.h"
+
+QUILL_BEGIN_DECLS
+
+typedef struct quill_quantize_options {
+  const char *backend;    /* a shipped config name or a config file path */
+  const char *keep_float; /* "a,b": ops kept float (by location name or
+                             result value name), or NULL */
+  const char *calib_path; /* written as calibrate{data=PATH}; NULL: the
+                             calibration dataset is handed to the pass
+                             manager instead (quill_quantize_module) */
+  size_t max_samples;     /* calibrate on the first N samples (0: all) */
+} quill_quantize_options;
+
+enum {
+  QUILL_QUANTIZE_PREPARE = 1u << 0,  /* fold-batchnorm, fuse-activation */
+  QUILL_QUANTIZE_QUANTIZE = 1u << 1, /* insert-observers .. dce */
+  QUILL_QUANTIZE_FUSE = 1u << 2,     /* fuse-qdq, dce */
+  QUILL_QUANTIZE_ALL = 7u,
+};
+
+/* True if `s` can be written as a pass option value (no blanks, no
+ * braces, not empty). */
+bool quill_quantize_option_safe(const char *s);
+
+/* The pipeline text of the given stages (QUILL_QUANTIZE_*), as
+ * `quill-opt --pass-pipeline` takes it, into *out: a new string (free with
+ * quill_string_free). QUILL_ERR_INVALID after an error diagnostic if an
+ * option cannot be written in a pipeline (no backend; blanks or braces in
+ * backend, keep_float or calib_path), QUILL_ERR_NOMEM on allocation
+ * failure (no diagnostic); *out is NULL on failure. */
+quill_status quill_quantize_pipeline(quill_context *ctx,
+                                     const quill_quantize_options *o,
+                                     unsigned stages, char **out);
+
+/* Run the given stages on m (in place). `calib` is the calibration data
+ * when o->calib_path is NULL (borrowed for the call; ignored otherwise;
+ * needed only with the QUANTIZE stage). `pm_opts` may be NULL (verify
+ * after each pass, nothing else); with time_passes or statistics the
+ * reports are printed before returning. Returns the first failing pass's
+ * status after its diagnostics. The backend config is loaded (and
+ * validated) by the passes through quill_backend_get. */
+quill_status quill_quantize_module(quill_context *ctx, quill_module *m,
+                                   const quill_quantize_options *o,
+                                   unsigned stages, quill_calib_dataset *calib,
+                                   const quill_pass_manager_options *pm_opts);
+
+QUILL_END_DECLS
+
+#endif /* QUILL_PASSES_QUANTIZE_PIPELINE_H */

@@ -1,0 +1,273 @@
+/*
+ * report.c - `quill report`: quantize a model as `quill quantize` does and
+ * report, op by op, what was quantized (or kept float, and why), with
+ * which parameters, and the SQNR of each op's output over the calibration
+ * samples (passes/quant_report.h; formats in docs/report.md).
+ *
+ *   quill report MODEL --backend NAME|FILE --calib PATH [--max-samples N]
+ *                [--keep-float=a,b] [--format text|json|csv|html] [-o FILE]
+ *                [--graph FILE.dot|FILE.svg] [--eval x.npy --labels y.npy]
+ *                [--input-shape NAME=D,..]...
+ *
+ * Flow: parse argv (exit 2 on bad usage) -> backend config -> load MODEL
+ * -> load the calibration samples (always here: the report runs them
+ * again) -> quill_quant_report_create -> optional accuracy on --eval /
+ * --labels -> write the report (-o or stdout) and the --graph picture.
+ * Without --format the format follows -o's extension (.json .csv .html),
+ * else text.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "ir/dot.h"
+#include "passes/quant_report.h"
+#include "tools/quill/quill.h"
+
+typedef struct report_args {
+  const char *model, *backend, *calib, *output, *keep_float, *format;
+  const char *graph, *eval, *labels;
+  long long max_samples; /* 0: all */
+  const char **shapes;
+  unsigned nshapes;
+} report_args;
+
+static void print_help(FILE *out) {
+  fputs(
+      "USAGE: quill report MODEL --backend NAME|FILE --calib PATH "
+      "[options]\n\n"
+      "Quantize MODEL as 'quill quantize' does and report each op: quantized\n"
+      "or kept float and why, its output's scale:zero point, its weight\n"
+      "scales, and the SQNR (dB) of its output in the quantized model\n"
+      "against the float model over the calibration samples.\n\n"
+      "OPTIONS:\n"
+      "  --backend NAME|FILE      a shipped config or a JSON config file\n"
+      "  --calib PATH             calibration data (as for quill quantize)\n"
+      "  --max-samples N          calibrate and measure on N samples only\n"
+      "  --keep-float a,b         ops to keep float (location or value name)\n"
+      "  --format F               text (default), json, csv or html; without\n"
+      "                           it, -o's extension decides\n"
+      "  -o FILE                  write the report to FILE (default: stdout)\n"
+      "  --graph FILE             also draw the quantized model with each\n"
+      "                           op's SQNR: Graphviz DOT, or SVG for *.svg\n"
+      "                           (runs 'dot', or $QUILL_DOT)\n"
+      "  --eval X.npy --labels Y.npy\n"
+      "                           also the accuracy of both models on\n"
+      "                           labelled samples (arg-max of the first\n"
+      "                           output's last dimension)\n"
+      "  --input-shape NAME=D,..  static shape of an ONNX graph input\n"
+      "  -h, --help               show this help\n\n"
+      "Exit codes: 0 success, 1 an error in the model, the config or the\n"
+      "data, or an unwritable output, 2 bad usage.\n",
+      out);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void check_args(quill_cli *c, report_args *a) {
+  quill_report_format f;
+  if (!a->backend)
+    quill_cli_usage_error(c, "no backend given (--backend NAME|FILE; see "
+                             "'quill backends')");
+  else if (!quill_quantize_option_safe(a->backend))
+    quill_cli_usage_error(c, "--backend %s: a config path may not contain "
+                             "blanks or braces",
+                          a->backend);
+  else if (a->keep_float && !quill_quantize_option_safe(a->keep_float))
+    quill_cli_usage_error(c, "--keep-float %s: names may not contain blanks "
+                             "or braces",
+                          a->keep_float);
+  else if (!a->model)
+    quill_cli_usage_error(c, "no model given (see 'quill report --help')");
+  else if (!a->calib)
+    quill_cli_usage_error(c, "no calibration data given (--calib PATH)");
+  else if (a->format && !quill_report_format_parse(a->format, &f))
+    quill_cli_usage_error(c, "--format must be text, json, csv or html, got "
+                             "'%s'",
+                          a->format);
+  else if (!a->eval != !a->labels)
+    quill_cli_usage_error(c, "--eval and --labels go together");
+  else if (a->nshapes && quill_tool_is_qir(a->model))
+    quill_cli_usage_error(c, "--input-shape applies to ONNX models only");
+}
+
+static int parse_args(int argc, char **argv, report_args *a, bool *help) {
+  quill_cli c;
+  quill_cli_init(&c, argc, argv, "quill report");
+  memset(a, 0, sizeof *a);
+  a->shapes = calloc((size_t)argc, sizeof *a->shapes);
+  if (!a->shapes) {
+    fputs("quill report: error: out of memory\n", stderr);
+    return QUILL_EXIT_USAGE;
+  }
+  const char *v;
+  while (quill_cli_peek(&c) && !c.bad) {
+    const char *s = quill_cli_peek(&c);
+    if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
+      *help = true;
+      return QUILL_EXIT_OK;
+    } else if (quill_cli_value(&c, "--backend", &v)) {
+      a->backend = v;
+    } else if (quill_cli_value(&c, "--calib", &v)) {
+      a->calib = v;
+    } else if (quill_cli_value(&c, "-o", &v)) {
+      a->output = v;
+    } else if (quill_cli_value(&c, "--keep-float", &v)) {
+      a->keep_float = v;
+    } else if (quill_cli_value(&c, "--format", &v)) {
+      a->format = v;
+    } else if (quill_cli_value(&c, "--graph", &v)) {
+      a->graph = v;
+    } else if (quill_cli_value(&c, "--eval", &v)) {
+      a->eval = v;
+    } else if (quill_cli_value(&c, "--labels", &v)) {
+      a->labels = v;
+    } else if (quill_cli_value(&c, "--max-samples", &v)) {
+      char *end = NULL;
+      a->max_samples = v ? strtoll(v, &end, 10) : 0;
+      if (v && (!*v || *end || a->max_samples < 1))
+        quill_cli_usage_error(&c, "--max-samples needs a positive integer, "
+                                  "got '%s'",
+                              v);
+    } else if (quill_cli_value(&c, "--input-shape", &v)) {
+      if (v && !strchr(v, '='))
+        quill_cli_usage_error(&c, "--input-shape needs NAME=D,.., got '%s'",
+                              v);
+      else if (v)
+        a->shapes[a->nshapes++] = v;
+    } else if (s[0] == '-' && s[1] != '\0') {
+      quill_cli_usage_error(
+          &c, "unknown option '%s' (see 'quill report --help')", s);
+    } else if (!a->model) {
+      a->model = s;
+      c.i++;
+    } else {
+      quill_cli_usage_error(&c, "more than one model ('%s' and '%s')",
+                            a->model, s);
+    }
+  }
+  if (!c.bad)
+    check_args(&c, a);
+  return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
+}
+
+static quill_report_format pick_format(const report_args *a) {
+  quill_report_format f = QUILL_REPORT_TEXT;
+  if (a->format)
+    quill_report_format_parse(a->format, &f);
+  else if (a->output && ends_with(a->output, ".json"))
+    f = QUILL_REPORT_JSON;
+  else if (a->output && ends_with(a->output, ".csv"))
+    f = QUILL_REPORT_CSV;
+  else if (a->output && (ends_with(a->output, ".html") ||
+                         ends_with(a->output, ".htm")))
+    f = QUILL_REPORT_HTML;
+  return f;
+}
+
+static quill_status write_report(quill_context *ctx, const quill_strbuf *sb,
+                                 const char *path) {
+  bool out = !path || !strcmp(path, "-");
+  FILE *f = out ? stdout : fopen(path, "w");
+  if (!f)
+    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                       "cannot open output file");
+  bool ok = fwrite(quill_strbuf_str(sb), 1, sb->len, f) == sb->len;
+  ok = (out ? fflush(f) == 0 : fclose(f) == 0) && ok;
+  if (!ok) {
+    quill_error(ctx, quill_loc_file(ctx, path ? path : "-", 0, 0),
+                "cannot write file");
+    return QUILL_ERR_IO;
+  }
+  return QUILL_OK;
+}
+
+/* Accuracy on --eval / --labels. */
+static quill_status eval_accuracy(quill_context *ctx, quill_quant_report *r,
+                                  const quill_module *m, const report_args *a) {
+  quill_calib_dataset *xs =
+      quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+  quill_tensor labels = {0};
+  quill_status st = xs ? quill_calib_dataset_load(xs, a->eval)
+                       : QUILL_ERR_INVALID;
+  if (!st)
+    st = quill_tool_read_tensor(ctx, a->labels, &labels);
+  if (!st)
+    st = quill_quant_report_eval_accuracy(r, xs, &labels);
+  quill_tensor_free(ctx, &labels);
+  quill_calib_dataset_destroy(xs);
+  return st;
+}
+
+static int run(const report_args *a) {
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  if (!ctx) {
+    fputs("quill report: error: out of memory\n", stderr);
+    return QUILL_EXIT_ERROR;
+  }
+  quill_module *m = NULL;
+  quill_calib_dataset *ds = NULL;
+  quill_quant_report *r = NULL;
+  quill_strbuf sb;
+  quill_strbuf_init(&sb, ctx);
+  quill_status st =
+      quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+  if (!st) {
+    quill_onnx_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.input_shapes = a->shapes;
+    opts.num_input_shapes = a->nshapes;
+    m = quill_tool_load_model(ctx, a->model, &opts);
+    if (!m)
+      st = QUILL_ERR_INVALID;
+    else if (!quill_module_num_graphs(m))
+      st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
+                       "the model has no function");
+  }
+  if (!st) {
+    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+    if (!st) {
+      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+      st = quill_calib_dataset_load(ds, a->calib);
+    }
+  }
+  if (!st) {
+    quill_quantize_options qo = {.backend = a->backend,
+                                 .keep_float = a->keep_float,
+                                 .max_samples = (size_t)a->max_samples};
+    st = quill_quant_report_create(ctx, m, &qo, ds, &r);
+  }
+  if (!st && a->eval)
+    st = eval_accuracy(ctx, r, m, a);
+  if (!st)
+    st = quill_quant_report_write(r, pick_format(a), a->model, &sb);
+  if (!st)
+    st = write_report(ctx, &sb, a->output);
+  if (!st && a->graph)
+    st = quill_quant_report_write_graph(r, a->graph, getenv("QUILL_DOT"));
+  if (st == QUILL_ERR_NOMEM)
+    fputs("quill report: error: out of memory\n", stderr);
+  quill_strbuf_free(&sb);
+  quill_quant_report_destroy(r);
+  quill_calib_dataset_destroy(ds);
+  if (m)
+    quill_module_destroy(m);
+  quill_context_destroy(ctx);
+  return st ? QUILL_EXIT_ERROR : QUILL_EXIT_OK;
+}
+
+int quill_cmd_report(int argc, char **argv) {
+  report_args a;
+  bool help = false;
+  int rc = parse_args(argc, argv, &a, &help);
+  if (help)
+    print_help(stdout);
+  else if (rc == QUILL_EXIT_OK)
+    rc = run(&a);
+  free(a.shapes);
+  return rc;
+}
