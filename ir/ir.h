@@ -18,5 +18,6 @@
 #include "printer.h"
 #include "parser.h"
 #include "verifier.h"
+#include "custom_op.h"
 
 #endif /* QUILL_IR_IR_H */

@@ -44,6 +44,9 @@ typedef struct quill_value quill_value;
 typedef struct quill_type quill_type;
 typedef struct quill_attr quill_attr;
 typedef struct quill_strbuf quill_strbuf;
+/* A host tensor (its body: targets/reference/ref.h). Declared here because
+ * custom op evaluators (ir/custom_op.h) take tensors. */
+typedef struct quill_tensor quill_tensor;
 
 /* An interned identifier: two equal strings from one context are the same
  * pointer, so comparing identifiers is comparing pointers. */

@@ -460,8 +460,24 @@ static quill_status pack_model(onnx_exporter *ex, void **data, size_t *len) {
   mp.ir_version = QUILL_ONNX_EXPORT_IR_VERSION;
   mp.producer_name = (char *)"quill";
   mp.producer_version = (char *)"0.1";
-  mp.n_opset_import = 1;
-  mp.opset_import = &osp;
+  /* the default domain, then one import per custom op domain */
+  size_t nos = 1 + ex->domains.n;
+  Onnx__OperatorSetIdProto **osps = ex_alloc(ex, nos * sizeof *osps);
+  Onnx__OperatorSetIdProto *vos =
+      ex->domains.n ? ex_alloc(ex, ex->domains.n * sizeof *vos) : NULL;
+  if (!osps || (ex->domains.n && !vos))
+    return QUILL_ERR_NOMEM;
+  osps[0] = osp;
+  for (size_t i = 0; i < ex->domains.n; i++) {
+    Onnx__OperatorSetIdProto init = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+    vos[i] = init;
+    vos[i].domain = ex->domains.items[i];
+    vos[i].has_version = 1;
+    vos[i].version = 1;
+    osps[1 + i] = &vos[i];
+  }
+  mp.n_opset_import = nos;
+  mp.opset_import = osps;
   mp.n_metadata_props = 1;
   mp.metadata_props = &metap;
   mp.graph = &gp;

@@ -62,6 +62,7 @@ typedef struct onnx_exporter {
   ex_chunk *arena;
   /* what becomes the GraphProto */
   ex_vec nodes, inits, inputs, outputs, value_info;
+  ex_vec domains;      /* custom op domains to import (char *, version 1) */
   /* names */
   ex_map taken;        /* every tensor name in use (string set) */
   ex_map node_names;   /* every node name in use (string set) */
@@ -254,6 +255,7 @@ quill_status ex_build_pad(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_squeeze(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_resize(onnx_exporter *ex, const quill_op *op);
 quill_status ex_build_avgpool(onnx_exporter *ex, const quill_op *op);
+quill_status ex_build_custom(onnx_exporter *ex, const quill_op *op);
 int ex_opset_relu(const quill_op *op);
 int ex_opset_arith(const quill_op *op);
 int ex_opset_pad(const quill_op *op);

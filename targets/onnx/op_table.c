@@ -159,6 +159,9 @@ const onnx_export_entry onnx_export_table[QUILL_OP_COUNT] = {
     [QUILL_OP_SCAST] = {ex_build_scast, "Identity", 0, Q, NULL, 0, 0},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {ex_build_dynamic_quantize,
                                    "DynamicQuantizeLinear", 0, Q, NULL, 0, 0},
+    /* extension */
+    [QUILL_OP_CUSTOM] = {ex_build_custom, "(op type and domain from its name)",
+                         0, Q, NULL, 0, 0},
 };
 
 /* Ops that cannot be exported, with the reason (opcode-indexed; NULL: not

@@ -458,3 +458,40 @@ quill_status ex_build_resize(onnx_exporter *ex, const quill_op *op) {
       "cubic_coeff_a", "exclude_outside", "extrapolation_value", NULL};
   return copy_attrs(ex, op, ex_node(ex, "Resize", nin, in, 1, &y), attrs);
 }
+
+/* custom {name = "vendor.op", attrs...}: one node of op type "op" in domain
+ * "vendor" (everything before the last '.'), with the operands and results
+ * as they are (quantized tensors as their storage) and every other
+ * attribute copied; the domain is imported at version 1. */
+quill_status ex_build_custom(onnx_exporter *ex, const quill_op *op) {
+  const char *name = quill_op_custom_name(op);
+  const char *dot = name ? strrchr(name, '.') : NULL;
+  if (!dot)
+    return ex_op_error(ex, op, "a custom op needs a name \"vendor.op\"");
+  char *domain = ex_printf(ex, "%.*s", (int)(dot - name), name);
+  unsigned no = quill_op_num_operands(op), nr = quill_op_num_results(op);
+  const char **in = ex_alloc(ex, (no ? no : 1) * sizeof *in);
+  const char **out = ex_alloc(ex, (nr ? nr : 1) * sizeof *out);
+  if (!domain || !in || !out)
+    return QUILL_ERR_NOMEM;
+  for (unsigned i = 0; i < no; i++)
+    in[i] = ex_in(ex, op, i);
+  for (unsigned i = 0; i < nr; i++)
+    out[i] = ex_out(ex, op, i);
+  Onnx__NodeProto *n = ex_node(ex, dot + 1, no, in, nr, out);
+  if (!n)
+    return QUILL_ERR_NOMEM;
+  n->domain = domain;
+  bool known = false;
+  for (size_t i = 0; i < ex->domains.n && !known; i++)
+    known = strcmp(ex->domains.items[i], domain) == 0;
+  if (!known)
+    ex_vec_push(ex, &ex->domains, domain);
+  for (unsigned i = 0; i < quill_op_num_attrs(op); i++) {
+    quill_named_attr na = quill_op_attr_at(op, i);
+    if (strcmp(na.name, "name") != 0 &&
+        !ex_attr_from_quill(ex, n, na.name, na.attr))
+      return ex_op_error(ex, op, "attribute '%s' has no ONNX form", na.name);
+  }
+  return QUILL_OK;
+}

@@ -36,6 +36,10 @@ QUILL_REF_KERNEL(quill_ref_kernel_pad);
 QUILL_REF_KERNEL(quill_ref_kernel_gather);
 const char *quill_ref_supports_gather(const quill_op *op);
 
+/* kernels_custom.c: `custom` ops through their registered evaluator */
+QUILL_REF_KERNEL(quill_ref_kernel_custom);
+const char *quill_ref_supports_custom(const quill_op *op);
+
 /* ---- helpers shared by the nn kernels (ref.c) ------------------------------- */
 
 /* A float view of a tensor's elements. f32 tensors are used in place; any

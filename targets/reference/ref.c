@@ -450,6 +450,8 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_LUT] = {quill_ref_kernel_lut, NULL},
     [QUILL_OP_SCAST] = {quill_ref_kernel_scast, NULL},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {quill_ref_kernel_dynamic_quantize, NULL},
+    /* extension: the evaluator registered for the op's name */
+    [QUILL_OP_CUSTOM] = {quill_ref_kernel_custom, quill_ref_supports_custom},
 };
 
 #undef UNARY

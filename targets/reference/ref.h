@@ -31,11 +31,11 @@ QUILL_BEGIN_DECLS
 /* A host tensor. `type` is a statically shaped tensor type; `data` holds
  * `size` = num_elements * elem_bytes bytes (NULL when size is 0). Whether
  * the data is owned depends on how the tensor was made (see below). */
-typedef struct quill_tensor {
+struct quill_tensor { /* typedef in ir/types_fwd.h */
   quill_type *type;
   void *data;
   size_t size;
-} quill_tensor;
+};
 
 /* Allocate a zero-filled tensor of a statically shaped tensor type. Free it
  * with quill_tensor_free(). QUILL_ERR_INVALID (no diagnostic) if the type is

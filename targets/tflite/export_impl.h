@@ -328,6 +328,7 @@ quill_status tx_write_constant(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_cast(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_custom(tflite_exporter *ex, const quill_op *op);
 /* Shared: the fused activation of the current op's output (float
  * `activation` attribute, integer act_min/act_max, or folded), or an error
  * if TFLite cannot fuse it. Float ops with a clip that cannot be fused get

@@ -98,6 +98,9 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions},
     [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions},
     [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table)", AG, false, 0, 0},
+    /* extension */
+    [QUILL_OP_CUSTOM] = {tx_write_custom, "CUSTOM (custom code: the op's name)", NO, false,
+                         0, 0},
 };
 
 /* Ops without a writer, with the reason (opcode-indexed; NULL: has a
