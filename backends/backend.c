@@ -221,6 +221,14 @@ quill_requant_mode quill_backend_requant(const quill_backend *b) {
 bool quill_backend_quantizes_outputs(const quill_backend *b) {
   return b->quantize_outputs;
 }
+const char *quill_backend_plugin(const quill_backend *b) {
+  return b->plugin_name;
+}
+const char *quill_backend_plugin_pipeline(const quill_backend *b) {
+  return b->plugin_name && b->plugin_pipeline && *b->plugin_pipeline
+             ? b->plugin_pipeline
+             : NULL;
+}
 
 static bool valid_opcode(quill_opcode opc) {
   return (unsigned)opc < QUILL_OP_COUNT;
@@ -361,4 +369,10 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
   }
   fputs(any ? "\n" : " (none)\n", out);
   print_ops(out, "float_ops:", b->keep_float);
+  if (b->plugin_name) {
+    fprintf(out, "  %-18s %s", "plugin:", b->plugin_name);
+    if (quill_backend_plugin_pipeline(b))
+      fprintf(out, " (after fuse-qdq: %s)", b->plugin_pipeline);
+    fputc('\n', out);
+  }
 }

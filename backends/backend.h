@@ -112,6 +112,14 @@ quill_requant_mode quill_backend_requant(const quill_backend *b);
  * ACADEMIC_INT8 scheme sets it to false). */
 bool quill_backend_quantizes_outputs(const quill_backend *b);
 
+/* The plugin that completes this backend (config key `plugin.name`):
+ * quantizing with the config needs it loaded (quill_plugin_load); NULL if
+ * the config has no `plugin`. */
+const char *quill_backend_plugin(const quill_backend *b);
+/* The pass pipeline the plugin contributes, run after fuse-qdq by the
+ * quantization pipeline (`plugin.pipeline`); NULL if none. */
+const char *quill_backend_plugin_pipeline(const quill_backend *b);
+
 bool quill_backend_quantizes(const quill_backend *b, quill_opcode opc);
 bool quill_backend_keeps_float(const quill_backend *b, quill_opcode opc);
 bool quill_backend_shares_params(const quill_backend *b, quill_opcode opc);

@@ -29,6 +29,8 @@ struct quill_backend {
   quill_fixed_params fixed[QUILL_OP_COUNT];
   quill_fusion *fusions; /* owned array of fusions_cap entries */
   unsigned num_fusions, fusions_cap;
+  char *plugin_name;     /* `plugin.name`, owned; NULL without `plugin` */
+  char *plugin_pipeline; /* `plugin.pipeline`, owned; NULL or "" if none */
 };
 
 /* Parse and validate JSON text into a new backend (validate.c). Emits every

@@ -148,9 +148,33 @@ static void join_names(quill_strbuf *sb, const char *const *names) {
     quill_strbuf_printf(sb, "%s%s", i ? ", " : "", names[i]);
 }
 
-/* Report every key of object j not in `known` (NULL-terminated). */
+/* ---- the key table ---------------------------------------------------------
+ */
+
+const quill_bkey quill_backend_keys[] = {
+#define QUILL_BKEY(sec, key, type, dflt, meaning)                             \
+  {QUILL_BKS_##sec, #sec, key, type, dflt, meaning},
+#include "backends/config_keys.def"
+#undef QUILL_BKEY
+};
+const unsigned quill_backend_num_keys =
+    sizeof quill_backend_keys / sizeof quill_backend_keys[0];
+
+/* The keys of a section, NULL-terminated, into known[cap]. */
+static void section_keys(quill_bkey_section section, const char **known,
+                         size_t cap) {
+  size_t n = 0;
+  for (unsigned i = 0; i < quill_backend_num_keys && n + 1 < cap; i++)
+    if (quill_backend_keys[i].section == section)
+      known[n++] = quill_backend_keys[i].key;
+  known[n] = NULL;
+}
+
+/* Report every key of object j not in the section. */
 void quill_bkv_check_keys(vstate *vs, const kpath *p, json_t *j,
-                          const char *const *known) {
+                          quill_bkey_section section) {
+  const char *known[64];
+  section_keys(section, known, sizeof known / sizeof known[0]);
   const char *key;
   json_t *val;
   json_object_foreach(j, key, val) {
@@ -385,8 +409,6 @@ static void parse_fusions(vstate *vs, const kpath *root, json_t *obj,
 /* ---- fixed params
  * ------------------------------------------------------------ */
 
-static const char *const fixed_keys[] = {"scale", "zero_point", NULL};
-
 static bool is_power_of_two(double x) {
   int e;
   return frexp(x, &e) == 0.5;
@@ -419,7 +441,7 @@ static void parse_fixed(vstate *vs, const kpath *root, json_t *obj,
     }
     if (!WANT_OBJECT(vs, &kp, v))
       continue;
-    quill_bkv_check_keys(vs, &kp, v, fixed_keys);
+    quill_bkv_check_keys(vs, &kp, v, QUILL_BKS_FIXED);
     json_t *sj = quill_bkv_required(vs, &kp, v, "scale");
     json_t *zj = quill_bkv_required(vs, &kp, v, "zero_point");
     kpath sp = {&kp, "scale", 0}, zp = {&kp, "zero_point", 0};
@@ -465,12 +487,6 @@ static void parse_fixed(vstate *vs, const kpath *root, json_t *obj,
 
 /* ---- the whole config ---------------------------------------------------- */
 
-static const char *const top_keys[] = {
-    "quill_backend",    "name",         "description", "activation",
-    "weight",           "bias",         "rounding",    "requantization",
-    "quantize_outputs", "quantize_ops", "fusions",     "shared_params_ops",
-    "fixed_params",     "float_ops",    NULL};
-static const char *const bias_keys[] = {"dtype", NULL};
 static const char *const bias_dtypes[] = {"i32", "float", NULL};
 static const char *const roundings[] = {"half_even", "half_away", "half_up",
                                         "tflite", NULL};
@@ -495,6 +511,35 @@ static char *dup_or_nomem(vstate *vs, const char *s) {
   return d;
 }
 
+/* plugin: {name, pipeline}. The pipeline's pass names are checked when it
+ * runs (the plugin that registers them is loaded later than the config). */
+static void parse_plugin(vstate *vs, json_t *root, quill_backend *b) {
+  json_t *j = json_object_get(root, "plugin");
+  if (!j)
+    return;
+  kpath p = {NULL, "plugin", 0};
+  if (!WANT_OBJECT(vs, &p, j))
+    return;
+  quill_bkv_check_keys(vs, &p, j, QUILL_BKS_PLUGIN);
+  json_t *v;
+  kpath np = {&p, "name", 0}, pp = {&p, "pipeline", 0};
+  if ((v = quill_bkv_required(vs, &p, j, "name")) && WANT_STRING(vs, &np, v)) {
+    if (!valid_name(json_string_value(v)))
+      quill_bkv_error(vs, &np,
+                      "'%s' is not a valid plugin name (letters, digits, "
+                      "'.', '_' and '-' only)",
+                      json_string_value(v));
+    else
+      b->plugin_name = dup_or_nomem(vs, json_string_value(v));
+  }
+  if ((v = json_object_get(j, "pipeline")) && WANT_STRING(vs, &pp, v)) {
+    if (strpbrk(json_string_value(v), "\n\r"))
+      quill_bkv_error(vs, &pp, "must be one line");
+    else
+      b->plugin_pipeline = dup_or_nomem(vs, json_string_value(v));
+  }
+}
+
 /* Phase 2 and 3 over a parsed root object. */
 static void validate(vstate *vs, json_t *root, quill_backend *b) {
   json_t *v;
@@ -511,7 +556,7 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
                     (long long)json_integer_value(v));
     return;
   }
-  quill_bkv_check_keys(vs, NULL, root, top_keys);
+  quill_bkv_check_keys(vs, NULL, root, QUILL_BKS_TOP);
 
   /* (2) each key */
   kpath np = {NULL, "name", 0};
@@ -545,7 +590,7 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   kpath bp = {NULL, "bias", 0};
   if ((v = quill_bkv_required(vs, NULL, root, "bias")) &&
       WANT_OBJECT(vs, &bp, v)) {
-    quill_bkv_check_keys(vs, &bp, v, bias_keys);
+    quill_bkv_check_keys(vs, &bp, v, QUILL_BKS_BIAS);
     json_t *d = quill_bkv_required(vs, &bp, v, "dtype");
     kpath bdp = {&bp, "dtype", 0};
     int k = d ? quill_bkv_choice(vs, &bdp, d, "bias dtype", bias_dtypes) : -1;
@@ -578,6 +623,7 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   parse_op_list(vs, NULL, root, "float_ops", &floats);
   parse_fixed(vs, NULL, root, b, act_ok);
   parse_fusions(vs, NULL, root, b, &quant, &floats);
+  parse_plugin(vs, root, b);
 
   /* (3) contradictions between lists */
   kpath slp = {NULL, "shared_params_ops", 0}, flp = {NULL, "float_ops", 0},
@@ -662,6 +708,8 @@ void quill_backend_free_impl(quill_context *ctx, quill_backend *b) {
   quill_string_free(ctx, b->name);
   quill_string_free(ctx, b->description);
   quill_string_free(ctx, b->file);
+  quill_string_free(ctx, b->plugin_name);
+  quill_string_free(ctx, b->plugin_pipeline);
   quill_free(ctx, b->fusions, b->fusions_cap * sizeof *b->fusions);
   quill_free(ctx, b, sizeof *b);
 }

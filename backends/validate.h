@@ -50,10 +50,31 @@ bool quill_bkv_want(vstate *vs, const kpath *p, const json_t *j, bool ok,
   quill_bkv_want(vs, p, j, json_is_array(j), "an array")
 #define WANT_OBJECT(vs, p, j)                                                  \
   quill_bkv_want(vs, p, j, json_is_object(j), "an object")
-/* Report every key of object j not in `known` (NULL-terminated), with the
+/* The sections of backends/config_keys.def. */
+typedef enum quill_bkey_section {
+  QUILL_BKS_TOP,
+  QUILL_BKS_SCHEME,
+  QUILL_BKS_OBSERVER,
+  QUILL_BKS_BIAS,
+  QUILL_BKS_FIXED,
+  QUILL_BKS_PLUGIN,
+} quill_bkey_section;
+
+/* One row of backends/config_keys.def. */
+typedef struct quill_bkey {
+  quill_bkey_section section;
+  const char *section_name; /* "TOP", ... */
+  const char *key, *type, *dflt, *meaning;
+} quill_bkey;
+
+/* Every config key (the rows of config_keys.def, in order). */
+extern const quill_bkey quill_backend_keys[];
+extern const unsigned quill_backend_num_keys;
+
+/* Report every key of object j that is not a key of `section`, with the
  * closest known key suggested when it looks like a typo. */
 void quill_bkv_check_keys(vstate *vs, const kpath *p, json_t *j,
-                          const char *const *known);
+                          quill_bkey_section section);
 /* obj[key], or NULL after reporting "required key is missing". */
 json_t *quill_bkv_required(vstate *vs, const kpath *p, json_t *obj,
                            const char *key);

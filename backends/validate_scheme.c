@@ -39,8 +39,6 @@ static void bits_range(int bits, bool is_signed, int64_t *lo, int64_t *hi) {
   }
 }
 
-static const char *const observer_keys_all[] = {"kind", "momentum",
-                                                "percentile", "bins", NULL};
 static const char *const observer_names[] = {
     "minmax", "ema_minmax", "percentile", "kl", "mse", NULL};
 /* The parameter each observer kind takes (NULL: none). */
@@ -69,7 +67,7 @@ static bool parse_observer(vstate *vs, const kpath *p, json_t *j,
   if (!quill_bkv_want(vs, p, j, json_is_object(j), "a string or an object"))
     return false;
   unsigned before = vs->errors;
-  quill_bkv_check_keys(vs, p, j, observer_keys_all);
+  quill_bkv_check_keys(vs, p, j, QUILL_BKS_OBSERVER);
   json_t *kj = quill_bkv_required(vs, p, j, "kind");
   if (!kj)
     return false;
@@ -79,8 +77,11 @@ static bool parse_observer(vstate *vs, const kpath *p, json_t *j,
     return false;
   set_observer_defaults(o, (quill_observer_kind)k);
   const char *param = observer_param[k];
-  for (size_t i = 1; observer_keys_all[i]; i++) {
-    const char *key = observer_keys_all[i];
+  for (unsigned i = 0; i < quill_backend_num_keys; i++) {
+    const char *key = quill_backend_keys[i].key;
+    if (quill_backend_keys[i].section != QUILL_BKS_OBSERVER ||
+        strcmp(key, "kind") == 0)
+      continue;
     json_t *v = json_object_get(j, key);
     if (!v)
       continue;
@@ -125,9 +126,6 @@ static bool parse_observer(vstate *vs, const kpath *p, json_t *j,
   return vs->errors == before;
 }
 
-static const char *const scheme_keys[] = {
-    "dtype",        "bits",         "symmetric", "granularity", "range",
-    "narrow_range", "power_of_two", "observer",  NULL};
 static const char *const granularities[] = {"per_tensor", "per_channel", NULL};
 
 /* activation / weight. Returns true if the scheme is fully valid (later
@@ -139,7 +137,7 @@ bool quill_bkv_parse_scheme(vstate *vs, const kpath *p, json_t *j,
   if (!WANT_OBJECT(vs, p, j))
     return false;
   unsigned before = vs->errors;
-  quill_bkv_check_keys(vs, p, j, scheme_keys);
+  quill_bkv_check_keys(vs, p, j, QUILL_BKS_SCHEME);
 
   /* dtype (required) and bits: everything else depends on them */
   json_t *dj = quill_bkv_required(vs, p, j, "dtype");

@@ -1,6 +1,8 @@
 /*
- * plugin.c - the per-context registry of run-time passes and pattern sets,
- * and the pass plugin loader (passes/plugin.h).
+ * plugin.c - the per-context registry of run-time passes, pattern sets and
+ * exporters, and the plugin loader (passes/plugin.h). Custom op kinds have
+ * their own registry in the IR (ir/custom_op.c), which plugins register
+ * into through this file.
  *
  * The registry is the value of a context slot (quill_context_set_slot),
  * created on first use:
@@ -8,20 +10,23 @@
  *   registry
  *     passes[]    {descriptor (borrowed), plugin index or NO_PLUGIN}
  *     patterns[]  {name (owned copy), patterns (borrowed), n, plugin}
+ *     exporters[] {descriptor (borrowed), plugin index or NO_PLUGIN}
  *     plugins[]   {path (owned copy), info (in the plugin), dlopen handle}
  *
  * The slot's destructor dlcloses the plugins (last loaded first) and frees
  * the arrays when the context is destroyed; nothing is global.
  *
  * Loading a plugin appends its record first, so that registrations made
- * from its init function carry its index; if anything fails the three
- * arrays are cut back to their lengths before the load (rollback) and the
- * object is closed, so a failed load leaves the registry as it was.
+ * from its init function carry its index; if anything fails the arrays
+ * (and the custom op registry) are cut back to their lengths before the
+ * load (rollback) and the object is closed, so a failed load leaves the
+ * registries as they were.
  */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <string.h>
 
+#include "ir/custom_op_registry.h"
 #include "passes/plugin.h"
 
 #define NO_PLUGIN UINT32_MAX
@@ -38,6 +43,11 @@ typedef struct reg_patterns {
   uint32_t plugin;
 } reg_patterns;
 
+typedef struct reg_exporter {
+  const quill_exporter *exporter;
+  uint32_t plugin;
+} reg_exporter;
+
 typedef struct reg_plugin {
   char *path;
   const quill_plugin_info *info;
@@ -49,6 +59,8 @@ typedef struct registry {
   unsigned num_passes, cap_passes;
   reg_patterns *patterns;
   unsigned num_patterns, cap_patterns;
+  reg_exporter *exporters;
+  unsigned num_exporters, cap_exporters;
   reg_plugin *plugins;
   unsigned num_plugins, cap_plugins;
 } registry;
@@ -72,6 +84,7 @@ static void free_registry(quill_context *ctx, void *value) {
     quill_string_free(ctx, r->patterns[i].name);
   quill_free(ctx, r->passes, r->cap_passes * sizeof *r->passes);
   quill_free(ctx, r->patterns, r->cap_patterns * sizeof *r->patterns);
+  quill_free(ctx, r->exporters, r->cap_exporters * sizeof *r->exporters);
   quill_free(ctx, r->plugins, r->cap_plugins * sizeof *r->plugins);
   quill_free(ctx, r, sizeof *r);
 }
@@ -218,6 +231,32 @@ static quill_status register_patterns(quill_context *ctx, registry *r,
   return QUILL_OK;
 }
 
+static quill_status register_exporter(quill_context *ctx, registry *r,
+                                      uint32_t plugin,
+                                      const quill_exporter *e) {
+  char buf[256], obuf[4096 + 256];
+  quill_loc loc = origin_loc(ctx, r, plugin);
+  if (!e || !valid_name(e->name) || !e->write)
+    return quill_error(ctx, loc,
+                       "%scannot register exporter '%s': an exporter needs a "
+                       "name of [A-Za-z0-9_.-] and a write function",
+                       who(r, plugin, buf, sizeof buf),
+                       e && e->name ? e->name : "");
+  for (unsigned i = 0; i < r->num_exporters; ++i)
+    if (strcmp(r->exporters[i].exporter->name, e->name) == 0)
+      return quill_error(ctx, loc,
+                         "%scannot register exporter '%s': already "
+                         "registered by %s",
+                         who(r, plugin, buf, sizeof buf), e->name,
+                         owner_name(r, r->exporters[i].plugin, obuf,
+                                    sizeof obuf));
+  if (grow(ctx, (void **)&r->exporters, &r->cap_exporters, r->num_exporters,
+           sizeof *r->exporters))
+    return QUILL_ERR_NOMEM;
+  r->exporters[r->num_exporters++] = (reg_exporter){e, plugin};
+  return QUILL_OK;
+}
+
 quill_status quill_pass_register(quill_context *ctx, const quill_pass *pass) {
   registry *r = get_registry(ctx, true);
   return r ? register_pass(ctx, r, NO_PLUGIN, pass) : QUILL_ERR_NOMEM;
@@ -229,6 +268,12 @@ quill_status quill_patterns_register(quill_context *ctx, const char *name,
   registry *r = get_registry(ctx, true);
   return r ? register_patterns(ctx, r, NO_PLUGIN, name, patterns, n)
            : QUILL_ERR_NOMEM;
+}
+
+quill_status quill_exporter_register(quill_context *ctx,
+                                     const quill_exporter *e) {
+  registry *r = get_registry(ctx, true);
+  return r ? register_exporter(ctx, r, NO_PLUGIN, e) : QUILL_ERR_NOMEM;
 }
 
 quill_context *quill_plugin_registry_context(quill_plugin_registry *reg) {
@@ -245,6 +290,20 @@ quill_status quill_plugin_register_patterns(quill_plugin_registry *reg,
                                             const quill_pattern *patterns,
                                             unsigned n) {
   return register_patterns(reg->ctx, reg->r, reg->plugin, name, patterns, n);
+}
+
+quill_status quill_plugin_register_custom_op(quill_plugin_registry *reg,
+                                             const quill_custom_op *op) {
+  char buf[256];
+  const registry *r = reg->r;
+  return quill_custom_op_register_from(
+      reg->ctx, op, r->plugins[reg->plugin].info->name,
+      origin_loc(reg->ctx, r, reg->plugin), who(r, reg->plugin, buf, sizeof buf));
+}
+
+quill_status quill_plugin_register_exporter(quill_plugin_registry *reg,
+                                            const quill_exporter *e) {
+  return register_exporter(reg->ctx, reg->r, reg->plugin, e);
 }
 
 /* ---- lookup ------------------------------------------------------------- */
@@ -302,6 +361,33 @@ const char *quill_patterns_registered_name(quill_context *ctx, unsigned i) {
   return r && i < r->num_patterns ? r->patterns[i].name : NULL;
 }
 
+const quill_exporter *quill_exporter_find(quill_context *ctx,
+                                          const char *name) {
+  registry *r = get_registry(ctx, false);
+  for (unsigned i = 0; r && name && i < r->num_exporters; ++i)
+    if (strcmp(r->exporters[i].exporter->name, name) == 0)
+      return r->exporters[i].exporter;
+  return NULL;
+}
+
+unsigned quill_exporter_num_registered(quill_context *ctx) {
+  registry *r = get_registry(ctx, false);
+  return r ? r->num_exporters : 0;
+}
+
+const quill_exporter *quill_exporter_registered(quill_context *ctx,
+                                                unsigned i) {
+  registry *r = get_registry(ctx, false);
+  return r && i < r->num_exporters ? r->exporters[i].exporter : NULL;
+}
+
+const char *quill_exporter_registered_origin(quill_context *ctx, unsigned i) {
+  registry *r = get_registry(ctx, false);
+  if (!r || i >= r->num_exporters || r->exporters[i].plugin == NO_PLUGIN)
+    return NULL;
+  return r->plugins[r->exporters[i].plugin].info->name;
+}
+
 unsigned quill_plugin_num_loaded(quill_context *ctx) {
   registry *r = get_registry(ctx, false);
   return r ? r->num_plugins : 0;
@@ -320,19 +406,25 @@ const char *quill_plugin_loaded_path(quill_context *ctx, unsigned i) {
 
 /* ---- loading ------------------------------------------------------------ */
 
-/* Cut the registry back to the given lengths (a failed load). */
-static void rollback(quill_context *ctx, registry *r, unsigned npass,
-                     unsigned npat, unsigned nplug) {
-  for (unsigned i = npat; i < r->num_patterns; ++i)
+/* The registries' lengths before a load. */
+typedef struct lengths {
+  unsigned passes, patterns, exporters, plugins, custom_ops;
+} lengths;
+
+/* Cut the registries back to the given lengths (a failed load). */
+static void rollback(quill_context *ctx, registry *r, const lengths *n) {
+  for (unsigned i = n->patterns; i < r->num_patterns; ++i)
     quill_string_free(ctx, r->patterns[i].name);
-  for (unsigned i = nplug; i < r->num_plugins; ++i) {
+  for (unsigned i = n->plugins; i < r->num_plugins; ++i) {
     if (r->plugins[i].handle)
       dlclose(r->plugins[i].handle);
     quill_string_free(ctx, r->plugins[i].path);
   }
-  r->num_passes = npass;
-  r->num_patterns = npat;
-  r->num_plugins = nplug;
+  r->num_passes = n->passes;
+  r->num_patterns = n->patterns;
+  r->num_exporters = n->exporters;
+  r->num_plugins = n->plugins;
+  quill_custom_op_truncate(ctx, n->custom_ops);
 }
 
 /* dlsym as a function pointer without the object-to-function cast
@@ -352,8 +444,9 @@ quill_status quill_plugin_load(quill_context *ctx, const char *path) {
   quill_loc loc = quill_loc_file(ctx, path ? path : "", 0, 0);
   if (!path || !*path)
     return quill_error(ctx, loc, "cannot load pass plugin: empty path");
-  unsigned npass = r->num_passes, npat = r->num_patterns,
-           nplug = r->num_plugins;
+  lengths before = {r->num_passes, r->num_patterns, r->num_exporters,
+                    r->num_plugins, quill_custom_op_num_registered(ctx)};
+  unsigned nplug = before.plugins;
   if (grow(ctx, (void **)&r->plugins, &r->cap_plugins, r->num_plugins,
            sizeof *r->plugins))
     return QUILL_ERR_NOMEM;
@@ -419,6 +512,6 @@ quill_status quill_plugin_load(quill_context *ctx, const char *path) {
                       "while initializing pass plugin '%s'", name);
   }
   if (st)
-    rollback(ctx, r, npass, npat, nplug);
+    rollback(ctx, r, &before);
   return st;
 }

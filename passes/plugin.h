@@ -1,19 +1,35 @@
 /*
- * plugin.h - passes and pattern sets registered at run time, and pass
- * plugins: shared objects that register them when loaded
- * (quill-opt --load-pass-plugin=PATH, as LLVM's opt does).
+ * plugin.h - what extends Quill at run time without rebuilding it: passes,
+ * pattern sets, custom op kinds and exporters registered with a context,
+ * and plugins: shared objects that register them when loaded
+ * (--load-pass-plugin=PATH in quill-opt, quill run, quill quantize, quill
+ * export, as LLVM's opt loads pass plugins).
  *
  * Besides the built-in passes (passes/passes.def), every context holds a
- * registry of passes and named pattern sets added at run time, by the
- * application (quill_pass_register, quill_patterns_register) or by a plugin
- * (quill_plugin_load). The registry belongs to the context, not to the
- * process: two contexts have separate registries, and a context unloads
- * its plugins when it is destroyed. A pass manager looks pass names up in
- * the built-ins first, then in its context's registry, so a registered pass
- * runs by name in pipelines ("cse,count-ops,dce"); the built-in pass
- * `apply-patterns{sets=NAME,...}` applies registered pattern sets greedily.
+ * registry of what was added at run time, by the application
+ * (quill_pass_register, quill_patterns_register, quill_custom_op_register,
+ * quill_exporter_register) or by a plugin (quill_plugin_load):
  *
- * A plugin, in full (examples/plugins/):
+ *   passes        run by name in pipelines ("cse,count-ops,dce"): a pass
+ *                 manager looks names up in the built-ins first, then here
+ *   pattern sets  applied greedily by the built-in pass
+ *                 `apply-patterns{sets=NAME,...}` or by a plugin's pass
+ *   custom ops    kinds of the generic `custom` op (ir/custom_op.h): an
+ *                 extra verifier and the reference evaluator, by op name
+ *   exporters     named output writers: `quill export NAME MODEL -o FILE`,
+ *                 `quill quantize ... --export=NAME:FILE`,
+ *                 quill_exporter_run (e.g. a vendor's quantization
+ *                 parameter file)
+ *
+ * The registry belongs to the context, not to the process: two contexts
+ * have separate registries, and a context unloads its plugins when it is
+ * destroyed. A hardware team's backend is a config file (backends/,
+ * docs/quantization.md) plus, optionally, a plugin with its fusion
+ * patterns, custom ops and exporters (examples/backends/acme-npu/); the
+ * config's `plugin` key names the plugin and the passes it runs after
+ * quantization.
+ *
+ * A plugin, in full (examples/plugins/, examples/backends/):
  *
  *   #include <quill/plugin.h>
  *
@@ -39,7 +55,7 @@
  *                                           version N; this Quill has M"
  *   dlsym "quill_plugin_init"             else "not a Quill pass plugin"
  *   quill_plugin_init(reg)                registers; a duplicate or
- *                                         malformed pass is an error
+ *                                         malformed item is an error
  *
  * Every error is a diagnostic located at the plugin's path
  * ("libx.so: error: ...") and a status; a failed load registers nothing
@@ -50,6 +66,9 @@
 #ifndef QUILL_PASSES_PLUGIN_H
 #define QUILL_PASSES_PLUGIN_H
 
+#include <stdio.h>
+
+#include "../ir/custom_op.h"
 #include "pass.h"
 #include "rewriter.h"
 
@@ -92,11 +111,49 @@ const quill_pattern *quill_patterns_find(quill_context *ctx, const char *name,
 unsigned quill_patterns_num_registered(quill_context *ctx);
 const char *quill_patterns_registered_name(quill_context *ctx, unsigned i);
 
+/* ---- exporters ---------------------------------------------------------- */
+
+/* A named output writer: turns a module into a file in some format Quill
+ * does not know (a vendor's quantization parameter file, a runtime's
+ * model format, a report). */
+typedef struct quill_exporter {
+  const char *name;    /* [A-Za-z0-9_.-], e.g. "acme-qparams" */
+  const char *summary; /* one line, for listings */
+  /* Write m (verified) to `out`. Return QUILL_OK, or an error status after
+   * emitting a diagnostic; the output file is then removed. */
+  quill_status (*write)(quill_context *ctx, const quill_module *m, FILE *out);
+} quill_exporter;
+
+/* Register an exporter with the context (borrowed, like pass descriptors).
+ * Name rules and errors as for quill_pass_register (names are unique among
+ * exporters). */
+quill_status quill_exporter_register(quill_context *ctx,
+                                     const quill_exporter *e);
+/* The exporter registered under `name`, or NULL. */
+const quill_exporter *quill_exporter_find(quill_context *ctx,
+                                          const char *name);
+/* The registered exporters in registration order; origin as for passes. */
+unsigned quill_exporter_num_registered(quill_context *ctx);
+const quill_exporter *quill_exporter_registered(quill_context *ctx,
+                                                unsigned i);
+const char *quill_exporter_registered_origin(quill_context *ctx, unsigned i);
+
+/* Run the exporter `name` on m, writing the file at `path` ("-": stdout).
+ * The module is verified first. Errors (diagnostics emitted): an unknown
+ * name (the message lists the registered exporters; QUILL_ERR_INVALID), an
+ * invalid module, a file that cannot be written (QUILL_ERR_IO, naming
+ * it), or the exporter's own failure; a failed export leaves no file. */
+quill_status quill_exporter_run(quill_context *ctx, const quill_module *m,
+                                const char *name, const char *path);
+
 /* ---- the plugin ABI ----------------------------------------------------- */
 
-/* Bumped whenever quill_pass, quill_pattern, the plugin registry calls or
- * the meaning of anything a plugin sees changes incompatibly. */
-#define QUILL_PLUGIN_API_VERSION 1u
+/* Bumped whenever quill_pass, quill_pattern, quill_custom_op,
+ * quill_exporter, the plugin registry calls or the meaning of anything a
+ * plugin sees changes incompatibly. History:
+ *   1  passes and pattern sets
+ *   2  custom op kinds (the `custom` opcode) and exporters */
+#define QUILL_PLUGIN_API_VERSION 2u
 
 /* What a plugin declares about itself (the symbol `quill_plugin`). */
 typedef struct quill_plugin_info {
@@ -137,6 +194,12 @@ quill_status quill_plugin_register_patterns(quill_plugin_registry *reg,
                                             const char *name,
                                             const quill_pattern *patterns,
                                             unsigned n);
+/* A custom op kind (ir/custom_op.h) and an exporter, as
+ * quill_custom_op_register / quill_exporter_register. */
+quill_status quill_plugin_register_custom_op(quill_plugin_registry *reg,
+                                             const quill_custom_op *op);
+quill_status quill_plugin_register_exporter(quill_plugin_registry *reg,
+                                            const quill_exporter *e);
 
 /* ---- loading plugins ---------------------------------------------------- */
 

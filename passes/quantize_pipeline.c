@@ -9,6 +9,8 @@
  */
 #include <string.h>
 
+#include "backends/backend.h"
+#include "passes/plugin.h"
 #include "passes/quantize_pipeline.h"
 
 bool quill_quantize_option_safe(const char *s) {
@@ -26,6 +28,20 @@ static bool check_option(quill_context *ctx, const char *what,
   return false;
 }
 
+/* A config with a `plugin` needs that plugin loaded into ctx. */
+static quill_status check_plugin(quill_context *ctx, const quill_backend *b) {
+  const char *need = quill_backend_plugin(b);
+  if (!need)
+    return QUILL_OK;
+  for (unsigned i = 0; i < quill_plugin_num_loaded(ctx); ++i)
+    if (strcmp(quill_plugin_loaded_info(ctx, i)->name, need) == 0)
+      return QUILL_OK;
+  return quill_error(ctx, quill_loc_unknown(),
+                     "backend config '%s' needs the plugin '%s': load it "
+                     "(--load-pass-plugin=PATH, quill_plugin_load)",
+                     quill_backend_name(b), need);
+}
+
 quill_status quill_quantize_pipeline(quill_context *ctx,
                                      const quill_quantize_options *o,
                                      unsigned stages, char **out) {
@@ -37,6 +53,12 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
       !check_option(ctx, "keep-float", o->keep_float) ||
       !check_option(ctx, "calibration path", o->calib_path))
     return QUILL_ERR_INVALID;
+  const quill_backend *cfg = quill_backend_get(ctx, o->backend);
+  if (!cfg)
+    return QUILL_ERR_INVALID;
+  quill_status st = check_plugin(ctx, cfg);
+  if (st)
+    return st;
   const char *b = o->backend;
   bool keep = o->keep_float && *o->keep_float;
   quill_strbuf sb;
@@ -60,9 +82,12 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
     quill_strbuf_printf(&sb, ",quantize{backend=%s%s%s},canonicalize,dce", b,
                         keep ? " keep-float=" : "", keep ? o->keep_float : "");
   }
-  if (stages & QUILL_QUANTIZE_FUSE)
+  if (stages & QUILL_QUANTIZE_FUSE) {
     quill_strbuf_printf(&sb, "%sfuse-qdq{backend=%s},dce", sb.len ? "," : "",
                         b);
+    if (quill_backend_plugin_pipeline(cfg))
+      quill_strbuf_printf(&sb, ",%s", quill_backend_plugin_pipeline(cfg));
+  }
   if (!quill_strbuf_failed(&sb))
     *out = quill_strdup(ctx, quill_strbuf_str(&sb));
   quill_strbuf_free(&sb);

@@ -9,7 +9,10 @@
  *                    calibrate{data max-samples}, quantize{backend
  *                    keep-float}, canonicalize, dce
  *   stage FUSE:      fuse-qdq{backend}, dce (the integer form; without it
- *                    the result is the reference quantize/dequantize form)
+ *                    the result is the reference quantize/dequantize form),
+ *                    then the config's plugin pipeline if it has one
+ *                    (backend key `plugin.pipeline`, e.g. a vendor's
+ *                    fusions into custom ops)
  *
  * PREPARE shapes the float graph the way the backend executes it; its
  * result is the float model the quantized one is compared with (op for op,
@@ -46,10 +49,12 @@ bool quill_quantize_option_safe(const char *s);
 
 /* The pipeline text of the given stages (QUILL_QUANTIZE_*), as
  * `quill-opt --pass-pipeline` takes it, into *out: a new string (free with
- * quill_string_free). QUILL_ERR_INVALID after an error diagnostic if an
- * option cannot be written in a pipeline (no backend; blanks or braces in
- * backend, keep_float or calib_path), QUILL_ERR_NOMEM on allocation
- * failure (no diagnostic); *out is NULL on failure. */
+ * quill_string_free). Loads the backend config (quill_backend_get).
+ * QUILL_ERR_INVALID after an error diagnostic if an option cannot be
+ * written in a pipeline (no backend; blanks or braces in backend,
+ * keep_float or calib_path), if the config is invalid, or if it names a
+ * plugin (`plugin.name`) that is not loaded into ctx; QUILL_ERR_NOMEM on
+ * allocation failure (no diagnostic); *out is NULL on failure. */
 quill_status quill_quantize_pipeline(quill_context *ctx,
                                      const quill_quantize_options *o,
                                      unsigned stages, char **out);

@@ -13,14 +13,19 @@
  *   quantize pipeline  the exact pipeline strings `quill quantize` prints
  *   run / compile      quill_run on the interpreter; unknown and pending
  *                      targets; ONNX export to memory; compile stubs
+ *   exporters          quill_exporter_register / _run: output checked,
+ *                      unknown names, a failing exporter leaves no file
  *   plugins            load errors (missing file) located at the path;
- *                      a failing init is rolled back (the broken plugins
+ *                      a failing init is rolled back, its passes, custom
+ *                      ops and exporters included (the broken plugins
  *                      of test/tools/plugins/Inputs/bad_plugin.c)
  *
  * Diagnostics are captured into a buffer and checked.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "quill/quill.h"
 
@@ -92,6 +97,27 @@ static const quill_pass bad_name_pass = {
 static const quill_pass builtin_name_pass = {
     .name = "dce", .summary = "x", .run = count_run};
 static const quill_pass no_run_pass = {.name = "no-run", .summary = "x"};
+
+/* An exporter writing "graphs N ops M\n"; one that fails after writing. */
+static quill_status write_counts(quill_context *ctx, const quill_module *m,
+                                 FILE *out) {
+  (void)ctx;
+  unsigned ops = 0;
+  for (unsigned i = 0; i < quill_module_num_graphs(m); i++)
+    ops += quill_graph_num_ops(quill_module_graph(m, i));
+  fprintf(out, "graphs %u ops %u\n", quill_module_num_graphs(m), ops);
+  return QUILL_OK;
+}
+static quill_status write_fails(quill_context *ctx, const quill_module *m,
+                                FILE *out) {
+  (void)m;
+  fputs("partial", out);
+  return quill_error(ctx, quill_loc_unknown(), "test-fails: cannot export");
+}
+static const quill_exporter counts_exporter = {"test-counts", "counts",
+                                               write_counts};
+static const quill_exporter failing_exporter = {"test-fails", "fails",
+                                                write_fails};
 
 static unsigned count_op(quill_graph *g, quill_opcode opc) {
   unsigned n = 0;
@@ -172,6 +198,38 @@ static void test_registry(void) {
   CHECK(run_pipeline(m, "apply-patterns", NULL) == QUILL_ERR_INVALID);
   CHECK(strstr(d.text, "needs the option sets=") != NULL);
 
+  /* Exporters: registered, run into a file, errors leave no file. */
+  CHECK(quill_exporter_register(ctx, &counts_exporter) == QUILL_OK);
+  CHECK(quill_exporter_register(ctx, &failing_exporter) == QUILL_OK);
+  CHECK(quill_exporter_register(ctx, &counts_exporter) == QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "cannot register exporter 'test-counts': already "
+                       "registered by the application") != NULL);
+  CHECK(quill_exporter_find(ctx, "test-counts") == &counts_exporter);
+  CHECK(quill_exporter_num_registered(ctx) == 2);
+  CHECK(quill_exporter_registered_origin(ctx, 0) == NULL);
+  char path[] = "/tmp/quill-capi-export-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0)
+    close(fd);
+  CHECK(quill_exporter_run(ctx, m, "test-counts", path) == QUILL_OK);
+  char line[64] = {0};
+  FILE *f = fopen(path, "r");
+  CHECK(f && fgets(line, sizeof line, f));
+  if (f)
+    fclose(f);
+  CHECK(!strcmp(line, "graphs 2 ops 3\n"));
+  CHECK(quill_exporter_run(ctx, m, "test-fails", path) == QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "test-fails: cannot export") != NULL);
+  CHECK(access(path, F_OK) != 0); /* removed */
+  CHECK(quill_exporter_run(ctx, m, "nope", path) == QUILL_ERR_INVALID);
+  CHECK(strstr(d.text, "unknown exporter 'nope' (registered: 'test-counts', "
+                       "'test-fails'; exporters come from plugins") != NULL);
+  CHECK(quill_exporter_run(ctx, m, "test-counts", "/nonexistent/dir/x") ==
+        QUILL_ERR_IO);
+  CHECK(strstr(d.text, "/nonexistent/dir/x: error: cannot open output file"));
+  quill_exporter_register(ctx, NULL); /* an error, not a crash */
+
   /* Entry graphs. */
   CHECK(quill_module_entry(m, "other") == quill_module_graph(m, 1));
   CHECK(quill_module_entry(m, "missing") == NULL);
@@ -197,8 +255,12 @@ static void test_registry(void) {
         strstr(d.text, "libbad_init_fails.so: note: while initializing pass "
                        "plugin 'init-fails'"));
   CHECK(quill_pass_find(ctx, "half-registered", 15) == NULL);
+  CHECK(quill_custom_op_find(ctx, "half.registered") == NULL);
+  CHECK(quill_exporter_find(ctx, "half-exporter") == NULL);
   CHECK(quill_plugin_num_loaded(ctx) == 0);
   CHECK(quill_pass_num_registered(ctx) == 1);
+  CHECK(quill_custom_op_num_registered(ctx) == 0);
+  CHECK(quill_exporter_num_registered(ctx) == 2); /* the application's */
   CHECK(quill_plugin_load(ctx, QUILL_BAD_PLUGINS_DIR "/libbad_abi.so") ==
         QUILL_ERR_INVALID);
   CHECK(quill_plugin_num_loaded(ctx) == 0);

@@ -105,6 +105,26 @@ static void print_help(quill_context *ctx, FILE *out) {
     quill_patterns_find(ctx, name, &np);
     fprintf(out, "  %-26s   %u pattern%s\n", name, np, np == 1 ? "" : "s");
   }
+  n = quill_custom_op_num_registered(ctx);
+  if (n)
+    fprintf(out, "\nPLUGIN CUSTOM OPS (custom {name = NAME}):\n");
+  for (unsigned i = 0; i < n; i++) {
+    const quill_custom_op *k = quill_custom_op_registered(ctx, i);
+    const char *origin = quill_custom_op_registered_origin(ctx, i);
+    fprintf(out, "  %-26s   %s%s\n", k->name, k->summary ? k->summary : "",
+            k->eval ? "" : " (no reference evaluator)");
+    fprintf(out, "  %-26s   (plugin '%s')\n", "", origin ? origin : "?");
+  }
+  n = quill_exporter_num_registered(ctx);
+  if (n)
+    fprintf(out, "\nPLUGIN EXPORTERS (quill export NAME, quill quantize "
+                 "--export=NAME:FILE):\n");
+  for (unsigned i = 0; i < n; i++) {
+    const quill_exporter *e = quill_exporter_registered(ctx, i);
+    const char *origin = quill_exporter_registered_origin(ctx, i);
+    fprintf(out, "  %-26s   %s\n", e->name, e->summary ? e->summary : "");
+    fprintf(out, "  %-26s   (plugin '%s')\n", "", origin ? origin : "?");
+  }
 }
 
 /* Is argv[*i] --load-pass-plugin (=PATH or PATH in the next argument)?

@@ -8,6 +8,7 @@
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
  *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
  *                  [--after-quantize=P] [--pass-statistics]
+ *                  [--export=NAME:FILE]...
  *
  * Flow:
  *
@@ -22,6 +23,8 @@
  *                 [, fuse-qdq, dce for --form integer]
  *   [--after-quantize pipeline on the quantized model]
  *   -o OUT.qir (or stdout) <-- print;  -o OUT.onnx <-- the ONNX exporter
+ *   --export=NAME:FILE <-- the exporter NAME registered by a plugin
+ *                          (quill_exporter_run), for each one given
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
  * it can be written there (no blanks or braces); otherwise the driver loads
@@ -48,6 +51,8 @@ typedef struct quantize_args {
   unsigned nshapes;
   const char **plugins;
   unsigned nplugins;
+  const char **exports; /* --export values, "NAME:FILE" */
+  unsigned nexports;
   bool print_pipeline, time, statistics;
   int form; /* FORM_* */
 } quantize_args;
@@ -90,6 +95,8 @@ static void print_help(FILE *out) {
       "                           float model first\n"
       "  --after-quantize P       run pipeline P on the quantized model last\n"
       "  --pass-statistics        report pass statistics on stderr\n"
+      "  --export NAME:FILE       also write FILE with the exporter NAME of a\n"
+      "                           plugin (see 'quill export'); may be repeated\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -102,7 +109,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   memset(a, 0, sizeof *a);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
   a->plugins = calloc((size_t)argc, sizeof *a->plugins);
-  if (!a->shapes || !a->plugins) {
+  a->exports = calloc((size_t)argc, sizeof *a->exports);
+  if (!a->shapes || !a->plugins || !a->exports) {
     fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -155,6 +163,12 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       a->after = v;
     } else if (quill_cli_flag(&c, "--pass-statistics")) {
       a->statistics = true;
+    } else if (quill_cli_value(&c, "--export", &v)) {
+      const char *colon = v ? strchr(v, ':') : NULL;
+      if (v && (!colon || colon == v || !colon[1]))
+        quill_cli_usage_error(&c, "--export needs NAME:FILE, got '%s'", v);
+      else if (v)
+        a->exports[a->nexports++] = v;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
           &c, "unknown option '%s' (see 'quill quantize --help')", s);
@@ -222,6 +236,19 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
   return st;
 }
 
+/* --export=NAME:FILE: the plugin exporter NAME on the quantized model. */
+static quill_status run_export(quill_context *ctx, quill_module *m,
+                               const char *spec) {
+  const char *colon = strchr(spec, ':');
+  char name[256];
+  size_t n = (size_t)(colon - spec);
+  if (n >= sizeof name)
+    return quill_error(ctx, quill_loc_unknown(), "--export: name too long");
+  memcpy(name, spec, n);
+  name[n] = '\0';
+  return quill_exporter_run(ctx, m, name, colon + 1);
+}
+
 static int run(const quantize_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
@@ -285,6 +312,8 @@ static int run(const quantize_args *a) {
       st = quill_tool_run_pipeline(ctx, m, a->after, a->statistics);
     if (!st)
       st = write_output(ctx, m, a->output);
+    for (unsigned i = 0; !st && i < a->nexports; i++)
+      st = run_export(ctx, m, a->exports[i]);
     quill_calib_dataset_destroy(ds);
     if (m)
       quill_module_destroy(m);
@@ -305,5 +334,6 @@ int quill_cmd_quantize(int argc, char **argv) {
     rc = run(&a);
   free(a.shapes);
   free(a.plugins);
+  free(a.exports);
   return rc;
 }
