@@ -34,3 +34,9 @@ config.substitutions.append(("%plugins", config.quill_plugins_dir))
 config.substitutions.append(("%bad_plugins", config.quill_bad_plugins_dir))
 if os.path.exists(os.path.join(config.quill_plugins_dir, "libcount_ops.so")):
     config.available_features.add("plugins")
+
+# The example vendor backend's plugin (examples/backends/acme-npu/, built by
+# ctest's install.backend); tests that load it say REQUIRES: acme.
+config.substitutions.append(("%acme", config.quill_acme_dir))
+if os.path.exists(os.path.join(config.quill_acme_dir, "libacme_npu.so")):
+    config.available_features.add("acme")

@@ -13,6 +13,10 @@
 #                jansson and m
 #   plugins      build examples/plugins/ against the package into plugins/
 #                (the lit tests in test/tools/plugins/ load them)
+#   backend      build the example vendor backend's plugin
+#                (examples/backends/acme-npu/) against the package into
+#                backends/acme-npu/ (examples.acme-npu and the lit tests in
+#                test/examples/backends/ load it)
 set -eu
 step=$1 src=$2 build=$3 cc=$4
 work="$build/install-test"
@@ -71,6 +75,13 @@ plugins)
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
   cmake --build "$work/plugins" >/dev/null
   ls "$work/plugins"/*.so
+  ;;
+backend)
+  rm -rf "$work/backends/acme-npu"
+  cmake -S "$src/examples/backends/acme-npu" -B "$work/backends/acme-npu" \
+    -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$work/backends/acme-npu" >/dev/null
+  ls "$work/backends/acme-npu"/libacme_npu.so
   ;;
 *)
   echo "unknown step '$step'"; exit 2 ;;
