@@ -31,7 +31,8 @@ blocks before it wrote), with this environment:
 A block that exits non-zero fails the run: its source and output are
 printed and the exit status is 1. A summary line per guide counts the
 blocks run and skipped. ctest's docs.guides runs every guide (with the
-package installed by install.setup). --keep leaves the directories.
+package installed by install.setup). --keep leaves the directories,
+--verbose prints every block's output, --list only lists the blocks.
 """
 import argparse
 import os
@@ -113,6 +114,8 @@ def main():
         os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--venv", help="venv for scripts/pyenv.sh")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print every block's output")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     all_blocks = [(g, extract(g)) for g in a.guides]
@@ -162,6 +165,8 @@ def main():
                 failed += 1
                 break
             ran += 1
+            if a.verbose:
+                print(f"{guide}:{line}: ok\n{p.stdout}", end="")
         print(f"{guide}: {ran} of {len(blocks)} runnable blocks run, "
               f"{skipped} skipped{'' if not failed else ', FAILED'}")
         if not a.keep and not failed:
