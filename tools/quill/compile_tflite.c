@@ -35,6 +35,8 @@ typedef struct tflite_args {
   long long max_samples;
   const char **shapes;
   unsigned nshapes;
+  const char **plugins;
+  unsigned nplugins;
   bool allow_custom, print_pipeline;
 } tflite_args;
 
@@ -59,6 +61,8 @@ static void print_help(FILE *out) {
       "  --entry FUNC             the function of a .qir module to write\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input\n"
       "  --print-pipeline         print the pass pipeline and exit\n"
+      "  --load-pass-plugin LIB   load a plugin (e.g. the one a backend\n"
+      "                           config names); may be repeated\n"
       "  -h, --help               show this help\n\n"
       "4-D inputs and outputs of convolutional models become NHWC; the\n"
       "model's \"quill\" metadata lists the permutation of each.\n"
@@ -71,7 +75,8 @@ static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
   quill_cli c;
   quill_cli_init(&c, argc, argv, "quill compile");
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->shapes || !a->plugins) {
     fputs("quill compile: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -83,6 +88,9 @@ static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
       return QUILL_EXIT_OK;
     } else if (quill_cli_value(&c, "-o", &v)) {
       a->out = v;
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
     } else if (quill_cli_value(&c, "--backend", &v)) {
       a->backend = v;
     } else if (quill_cli_value(&c, "--calib", &v)) {
@@ -229,23 +237,33 @@ int quill_tool_compile_tflite(int argc, char **argv) {
   if (help) {
     print_help(stdout);
     free(a.shapes);
+    free(a.plugins);
     return QUILL_EXIT_OK;
   }
   if (rc != QUILL_EXIT_OK) {
     free(a.shapes);
+    free(a.plugins);
     return rc;
   }
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
     free(a.shapes);
+    free(a.plugins);
     return QUILL_EXIT_ERROR;
   }
   rc = QUILL_EXIT_ERROR;
+  if (quill_tool_load_plugins(ctx, a.plugins, a.nplugins)) {
+    quill_context_destroy(ctx);
+    free(a.shapes);
+    free(a.plugins);
+    return rc;
+  }
   if (a.print_pipeline && !a.model) {
     if (!print_pipeline(ctx, &a, false))
       rc = QUILL_EXIT_OK;
     quill_context_destroy(ctx);
     free(a.shapes);
+    free(a.plugins);
     return rc;
   }
   quill_onnx_options oo;
@@ -271,5 +289,6 @@ int quill_tool_compile_tflite(int argc, char **argv) {
   }
   quill_context_destroy(ctx);
   free(a.shapes);
+  free(a.plugins);
   return rc;
 }

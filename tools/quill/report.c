@@ -30,6 +30,8 @@ typedef struct report_args {
   long long max_samples; /* 0: all */
   const char **shapes;
   unsigned nshapes;
+  const char **plugins;
+  unsigned nplugins;
 } report_args;
 
 static void print_help(FILE *out) {
@@ -56,6 +58,8 @@ static void print_help(FILE *out) {
       "                           labelled samples (arg-max of the first\n"
       "                           output's last dimension)\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input\n"
+      "  --load-pass-plugin LIB   load a plugin (e.g. the one a backend\n"
+      "                           config names); may be repeated\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, or an unwritable output, 2 bad usage.\n",
@@ -99,7 +103,8 @@ static int parse_args(int argc, char **argv, report_args *a, bool *help) {
   quill_cli_init(&c, argc, argv, "quill report");
   memset(a, 0, sizeof *a);
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
-  if (!a->shapes) {
+  a->plugins = calloc((size_t)argc, sizeof *a->plugins);
+  if (!a->shapes || !a->plugins) {
     fputs("quill report: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -109,6 +114,9 @@ static int parse_args(int argc, char **argv, report_args *a, bool *help) {
     if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
       *help = true;
       return QUILL_EXIT_OK;
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v)
+        a->plugins[a->nplugins++] = v;
     } else if (quill_cli_value(&c, "--backend", &v)) {
       a->backend = v;
     } else if (quill_cli_value(&c, "--calib", &v)) {
@@ -213,8 +221,9 @@ static int run(const report_args *a) {
   quill_quant_report *r = NULL;
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
-  quill_status st =
-      quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  if (!st && !quill_backend_get(ctx, a->backend))
+    st = QUILL_ERR_INVALID;
   if (!st) {
     quill_onnx_options opts;
     memset(&opts, 0, sizeof opts);
@@ -269,5 +278,6 @@ int quill_cmd_report(int argc, char **argv) {
   else if (rc == QUILL_EXIT_OK)
     rc = run(&a);
   free(a.shapes);
+  free(a.plugins);
   return rc;
 }
