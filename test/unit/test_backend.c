@@ -326,7 +326,21 @@ static void test_errors(void) {
                  -128, 127, false, QUILL_OBSERVER_MINMAX);
     CHECK(quill_backend_num_fusions(b) == 0);
     CHECK(strcmp(quill_backend_description(b), "") == 0);
+    CHECK(quill_backend_plugin(b) == NULL);
+    CHECK(quill_backend_plugin_pipeline(b) == NULL);
   }
+  /* a plugin, with and without a pipeline */
+  parts with = {.extra = ", \"plugin\": {\"name\": \"npu-x\", "
+                         "\"pipeline\": \"cse,dce\"}"};
+  build(&with, buf, sizeof buf);
+  b = quill_backend_parse(ctx, buf, strlen(buf), "with");
+  CHECK(b && !strcmp(quill_backend_plugin(b), "npu-x") &&
+        !strcmp(quill_backend_plugin_pipeline(b), "cse,dce"));
+  parts bare = {.extra = ", \"plugin\": {\"name\": \"npu-x\"}"};
+  build(&bare, buf, sizeof buf);
+  b = quill_backend_parse(ctx, buf, strlen(buf), "bare");
+  CHECK(b && !strcmp(quill_backend_plugin(b), "npu-x") &&
+        quill_backend_plugin_pipeline(b) == NULL);
   quill_context_destroy(ctx);
 
   /* syntax, version, structure */
@@ -370,6 +384,19 @@ static void test_errors(void) {
          "scale, zero_point)\n",
          .extra = ", \"fixed_params\": {\"sigmoid\": {\"scale\": 0.5, "
                   "\"zero_point\": 0, \"offset\": 1}}");
+
+  /* the plugin key */
+  EXPECT("t.json: plugin.after: unknown key (valid keys: name, pipeline)\n",
+         .extra = ", \"plugin\": {\"name\": \"p\", \"after\": \"x\"}");
+  EXPECT("t.json: plugin.name: required key is missing\n",
+         .extra = ", \"plugin\": {\"pipeline\": \"cse\"}");
+  EXPECT("t.json: plugin: expected an object, got a string\n",
+         .extra = ", \"plugin\": \"p\"");
+  EXPECT("t.json: plugin.pipeline: must be one line\n",
+         .extra = ", \"plugin\": {\"name\": \"p\", \"pipeline\": \"a\\nb\"}");
+  EXPECT("t.json: plugin.name: 'a b' is not a valid plugin name (letters, "
+         "digits, '.', '_' and '-' only)\n",
+         .extra = ", \"plugin\": {\"name\": \"a b\"}");
 
   /* wrong types */
   EXPECT("t.json: weight.symmetric: expected a boolean, got a string\n",
