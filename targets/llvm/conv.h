@@ -1,0 +1,54 @@
+/*
+ * conv.h - private to targets/llvm: what the integer conv/matmul lowerings
+ * share (geometry, operand parameters) and the dot-product kernel
+ * generator (conv_dot.c) that both qconv2d and qmatmul use.
+ */
+#ifndef QUILL_TARGETS_LLVM_CONV_H
+#define QUILL_TARGETS_LLVM_CONV_H
+
+#include "targets/llvm/cg.h"
+
+/* Convolution geometry (conv2d, qconv2d), logical NCHW / OIHW. */
+typedef struct cg_conv_geom {
+  int64_t N, C, H, W;  /* input */
+  int64_t M, OH, OW;   /* output channels and spatial size */
+  int64_t KH, KW, G;   /* kernel and groups */
+  int64_t Cg, Mg;      /* channels per group */
+  int64_t sh, sw, dh, dw, pt, pl;
+} cg_conv_geom;
+
+/* Read the conv attributes (strides, pads, dilations, group, auto_pad) and
+ * check the shapes (error at the op). */
+quill_status cg_conv_geom_init(cg *c, const quill_op *op, cg_conv_geom *g);
+
+/* Operand parameters of qconv2d/qmatmul: x (operand 0) per tensor, w
+ * (operand 1) per tensor or per output channel, the optional i32 bias
+ * (operand 2), and the requantization. */
+typedef struct cg_qlinear {
+  int64_t zpx;
+  size_t nw;               /* weight param count (1 or channels) */
+  const int64_t *zpw;
+  const quill_attr *wconst; /* dense weights, NULL if not constant */
+  bool has_bias;
+  const quill_attr *bconst; /* dense bias, NULL if not constant */
+  cg_requant rq;
+} cg_qlinear;
+
+quill_status cg_qlinear_init(cg *c, const quill_op *op, size_t nch,
+                             cg_qlinear *q);
+void cg_qlinear_free(cg *c, cg_qlinear *q);
+/* The constant bias of channel m (0 without bias). */
+int32_t cg_qlinear_bias(const cg_qlinear *q, size_t m);
+void cg_store_result(cg *c, const quill_type *ye, LLVMValueRef v,
+                     LLVMValueRef ptr);
+
+quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
+                              cg_qlinear *q);
+
+/* conv_dot.c: the register-blocked dot-product kernels. */
+bool cg_conv_dot_applies(cg *c, const quill_op *op, const cg_conv_geom *g,
+                         const cg_qlinear *q);
+quill_status cg_conv_dot(cg *c, const quill_op *op, const cg_conv_geom *g,
+                         cg_qlinear *q);
+
+#endif /* QUILL_TARGETS_LLVM_CONV_H */

@@ -1,0 +1,183 @@
+/*
+ * quill_rt.c - the thread-pool shim for models compiled by `quill compile
+ * --threads N` (N > 1). Shipped as C source next to the object file:
+ *
+ *   cc -O2 main.c model.o quill_rt.c -lpthread
+ *
+ * The generated code calls
+ *
+ *   void quill_rt_parallel_for(void (*fn)(void *, int64_t, int64_t),
+ *                              void *args, int64_t ntasks, int32_t nthreads);
+ *
+ * once per parallel kernel stage: run fn(args, t0, t1) over [0, ntasks),
+ * split into at most nthreads contiguous ranges, and return when all are
+ * done. The calling thread takes the first range; the others go to a pool
+ * of nthreads - 1 workers created on first use and kept for the life of
+ * the process. A host with its own scheduler can define
+ * quill_rt_parallel_for itself instead of linking this file.
+ *
+ * Quill's JIT compiles this same file with QUILL_RT_NO_DEFAULT and uses the
+ * explicit pool API (quill_rt_pool_*), one pool per JIT instance.
+ *
+ * Threads wait on a condition variable between stages; a stage is a
+ * generation number bump, and the caller waits until every worker has
+ * finished its range of that generation.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
+
+typedef struct quill_rt_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t start, done;
+  pthread_t *threads;
+  int nworkers;
+  unsigned long generation; /* bumped once per parallel_for */
+  int pending;              /* workers still running this generation */
+  int stop;
+  quill_rt_task_fn fn;
+  void *args;
+  int64_t ntasks;
+} quill_rt_pool;
+
+typedef struct worker_arg {
+  quill_rt_pool *pool;
+  int index; /* 1..nworkers: the range it runs */
+} worker_arg;
+
+/* Range k of n parts of [0, total). */
+static void range(int64_t total, int parts, int k, int64_t *b, int64_t *e) {
+  int64_t q = total / parts, r = total % parts;
+  *b = k * q + (k < r ? k : r);
+  *e = *b + q + (k < r ? 1 : 0);
+}
+
+static void *worker_main(void *p) {
+  worker_arg *wa = p;
+  quill_rt_pool *pool = wa->pool;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&pool->mu);
+    while (pool->generation == seen && !pool->stop)
+      pthread_cond_wait(&pool->start, &pool->mu);
+    if (pool->stop) {
+      pthread_mutex_unlock(&pool->mu);
+      break;
+    }
+    seen = pool->generation;
+    quill_rt_task_fn fn = pool->fn;
+    void *args = pool->args;
+    int64_t total = pool->ntasks;
+    pthread_mutex_unlock(&pool->mu);
+    int64_t b, e;
+    range(total, pool->nworkers + 1, wa->index, &b, &e);
+    if (b < e)
+      fn(args, b, e);
+    pthread_mutex_lock(&pool->mu);
+    if (--pool->pending == 0)
+      pthread_cond_signal(&pool->done);
+    pthread_mutex_unlock(&pool->mu);
+  }
+  free(wa);
+  return NULL;
+}
+
+void quill_rt_pool_destroy(quill_rt_pool *pool);
+
+/* A pool that runs stages on nthreads threads (the caller included).
+ * Returns NULL on failure. */
+quill_rt_pool *quill_rt_pool_create(int nthreads) {
+  quill_rt_pool *pool = calloc(1, sizeof *pool);
+  if (!pool)
+    return NULL;
+  pthread_mutex_init(&pool->mu, NULL);
+  pthread_cond_init(&pool->start, NULL);
+  pthread_cond_init(&pool->done, NULL);
+  int nw = nthreads > 1 ? nthreads - 1 : 0;
+  pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
+  if (!pool->threads) {
+    quill_rt_pool_destroy(pool);
+    return NULL;
+  }
+  for (int i = 0; i < nw; i++) {
+    worker_arg *wa = malloc(sizeof *wa);
+    if (!wa)
+      break;
+    wa->pool = pool;
+    wa->index = i + 1;
+    if (pthread_create(&pool->threads[i], NULL, worker_main, wa) != 0) {
+      free(wa);
+      break;
+    }
+    pool->nworkers++;
+  }
+  return pool;
+}
+
+void quill_rt_pool_destroy(quill_rt_pool *pool) {
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->mu);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->start);
+  pthread_mutex_unlock(&pool->mu);
+  for (int i = 0; i < pool->nworkers; i++)
+    pthread_join(pool->threads[i], NULL);
+  pthread_mutex_destroy(&pool->mu);
+  pthread_cond_destroy(&pool->start);
+  pthread_cond_destroy(&pool->done);
+  free(pool->threads);
+  free(pool);
+}
+
+/* Run fn over [0, ntasks) on the pool's threads; returns when done. A NULL
+ * pool runs everything on the caller. */
+void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
+                       int64_t ntasks) {
+  if (!pool || pool->nworkers == 0 || ntasks < 2) {
+    fn(args, 0, ntasks);
+    return;
+  }
+  pthread_mutex_lock(&pool->mu);
+  pool->fn = fn;
+  pool->args = args;
+  pool->ntasks = ntasks;
+  pool->pending = pool->nworkers;
+  pool->generation++;
+  pthread_cond_broadcast(&pool->start);
+  pthread_mutex_unlock(&pool->mu);
+  int64_t b, e;
+  range(ntasks, pool->nworkers + 1, 0, &b, &e);
+  if (b < e)
+    fn(args, b, e);
+  pthread_mutex_lock(&pool->mu);
+  while (pool->pending > 0)
+    pthread_cond_wait(&pool->done, &pool->mu);
+  pthread_mutex_unlock(&pool->mu);
+}
+
+#ifndef QUILL_RT_NO_DEFAULT
+/* The process-wide pool of the shipped shim (created once, on first use,
+ * with the thread count of the first call). */
+static quill_rt_pool *default_pool;
+static int default_threads;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_init(void) {
+  default_pool = quill_rt_pool_create(default_threads);
+}
+
+void quill_rt_parallel_for(quill_rt_task_fn fn, void *args, int64_t ntasks,
+                           int32_t nthreads) {
+  if (nthreads < 2) {
+    fn(args, 0, ntasks);
+    return;
+  }
+  if (!default_threads)
+    default_threads = nthreads;
+  pthread_once(&default_once, default_init);
+  quill_rt_pool_run(default_pool, fn, args, ntasks);
+}
+#endif
