@@ -308,6 +308,7 @@ typedef struct cg_requant {
   float *scale;      /* n */
   int64_t zp, lo, hi;
   LLVMValueRef g_mult, g_shift, g_scale; /* per-channel globals (lazy) */
+  size_t pad;        /* extra elements in those globals (vector tails) */
 } cg_requant;
 
 /* Set up from the op's attributes and types: in_scale * w_scales[c] /

@@ -45,10 +45,24 @@ void cg_store_result(cg *c, const quill_type *ye, LLVMValueRef v,
 quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
                               cg_qlinear *q);
 
-/* conv_dot.c: the register-blocked dot-product kernels. */
-bool cg_conv_dot_applies(cg *c, const quill_op *op, const cg_conv_geom *g,
-                         const cg_qlinear *q);
-quill_status cg_conv_dot(cg *c, const quill_op *op, const cg_conv_geom *g,
-                         cg_qlinear *q);
+/* conv_dot.c: the register-blocked dot-product kernels, for qconv2d and
+ * for qmatmul as a 1x1 convolution. The caller describes the op in conv
+ * form: geometry, logical NCHW views of x and y, the centered constant
+ * weights wc[m][c][i][j] (= w - zp_w[m], int32), the constant bias (or
+ * NULL), x's zero point and the requantization. */
+typedef struct cg_dot_args {
+  cg_conv_geom g;
+  cg_view x, y;
+  const int32_t *wc;
+  const int32_t *bias;
+  int64_t zpx;
+  cg_requant *rq;
+} cg_dot_args;
+
+/* Whether a dot kernel handles this (8-bit x, weights that fit, the
+ * result's channels contiguous) on the target's ISA path. */
+bool cg_dot_applies(cg *c, const cg_dot_args *a);
+/* Emit the panel and compute stages (pads a->rq's per-channel arrays). */
+quill_status cg_dot_emit(cg *c, const cg_dot_args *a);
 
 #endif /* QUILL_TARGETS_LLVM_CONV_H */

@@ -1,19 +1,576 @@
 /*
- * conv_dot.c - register-blocked dot-product kernels (placeholder: the
- * portable loops handle every conv until the ISA kernels land).
+ * conv_dot.c - the register-blocked dot-product kernels behind qconv2d and
+ * qmatmul (as a 1x1 convolution over the rows of A), on every ISA path:
+ *
+ *   kind  instruction             kg  panel  weights     per step
+ *   VNNI  vpdpbusd zmm/ymm        4   u8     s8 x4       acc += dot4(x, w)
+ *   UBSW  vpmaddubsw + vpmaddwd   4   u8     s8 x4       (when no pair can
+ *                                                         saturate i16)
+ *   WD    vpmaddwd                2   i16    i16 x2      acc += dot2(x, w)
+ *   MUL   LLVM vector mul/add     1   i16    i16         acc += x * w
+ *
+ * One output tile is PIX consecutive pixels of a row times OCB vectors of
+ * VL output channels (PIX * OCB accumulators kept in registers). For each
+ * kernel tap (i, j) and each group of kg input channels, the tile loads
+ * OCB weight vectors once and broadcasts one kg-group of each pixel's
+ * input:
+ *
+ *      acc[p][v] += broadcast(x[row, (ow0 + p)*sw + j*dw, c..c+kg)) . w[v]
+ *
+ * Input panel. The kernel reads a panel [N][Hp][Wp][G][Cgp]: the input in
+ * NHWC with the padding materialized and each group's channels rounded up
+ * to kg. For the u8 kinds it holds x (u8 storage) or x ^ 0x80 = x + 128
+ * (i8 storage), padding filled with that domain's zero point zpu, so
+ *
+ *   sum (x - zp_x)(w - zp_w) = sum xu * wc - zpu * sum(wc)
+ *
+ * and the second term is folded into the bias at compile time (modulo 2^32
+ * like everything else). For the i16 kinds the panel holds x - zp_x and
+ * padding 0. A u8 NHWC input that needs no padding is read in place.
+ *
+ * Weights are centered (wc = w - zp_w[m]) and packed per (group, tile) in
+ * the order the tile consumes them: [G][tiles][KH][KW][Cgp/kg][TW][kg].
+ * Lanes past the last channel are zero; bias and requantization arrays are
+ * padded so full-vector loads never leave their globals; stores of a
+ * partial last vector are masked. Tasks are (n, group, tile, row[, chunk]),
+ * tile-major so that a thread's consecutive tasks share their weights.
  */
+#include <string.h>
+
 #include "targets/llvm/conv.h"
 
-bool cg_conv_dot_applies(cg *c, const quill_op *op, const cg_conv_geom *g,
-                         const cg_qlinear *q) {
-  (void)c;
-  (void)op;
-  (void)g;
-  (void)q;
-  return false;
+typedef enum dot_kind { DOT_VNNI, DOT_UBSW, DOT_WD, DOT_MUL } dot_kind;
+
+typedef struct dot_plan {
+  dot_kind kind;
+  unsigned VL, kg, nreg, OCB, PIX;
+  int64_t TW, ntiles, Cgp, C4;
+  bool prep, u8panel;
+  int64_t Hp, Wp;           /* panel rows and columns */
+  int64_t s_n, s_row, s_col; /* panel strides in elements */
+  int64_t zpu;              /* u8-domain zero point (u8 kinds) */
+  int64_t chunk, nchunks;   /* pixels per task along a row */
+} dot_plan;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* x stored in NHWC order without gaps (size-1 dims ignored). */
+static bool nhwc_dense(const cg_view *x) {
+  int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3];
+  return (C == 1 || x->strides[1] == 1) && (W == 1 || x->strides[3] == C) &&
+         (H == 1 || x->strides[2] == W * C) &&
+         (x->dims[0] == 1 || x->strides[0] == H * W * C);
 }
 
-quill_status cg_conv_dot(cg *c, const quill_op *op, const cg_conv_geom *g,
-                         cg_qlinear *q) {
-  return cg_conv_portable(c, op, g, q);
+/* Can vpmaddubsw run these weights without i16 saturation for any u8
+ * input? Checked pair by pair, as the instruction sums them. */
+static bool ubsw_safe(const cg_dot_args *a) {
+  const cg_conv_geom *g = &a->g;
+  int64_t K = g->Cg * g->KH * g->KW;
+  for (int64_t m = 0; m < g->M; m++)
+    for (int64_t i = 0; i < g->KH; i++)
+      for (int64_t j = 0; j < g->KW; j++)
+        for (int64_t c = 0; c < g->Cg; c += 2) {
+          int64_t w0 = a->wc[m * K + (c * g->KH + i) * g->KW + j];
+          int64_t w1 = c + 1 < g->Cg
+                           ? a->wc[m * K + ((c + 1) * g->KH + i) * g->KW + j]
+                           : 0;
+          int64_t pos = (w0 > 0 ? w0 : 0) + (w1 > 0 ? w1 : 0);
+          int64_t neg = (w0 < 0 ? w0 : 0) + (w1 < 0 ? w1 : 0);
+          if (255 * pos > 32767 || 255 * neg < -32768)
+            return false;
+        }
+  return true;
+}
+
+static bool weights_fit(const cg_dot_args *a, int64_t lo, int64_t hi) {
+  const cg_conv_geom *g = &a->g;
+  size_t n = (size_t)(g->M * g->Cg * g->KH * g->KW);
+  for (size_t i = 0; i < n; i++)
+    if (a->wc[i] < lo || a->wc[i] > hi)
+      return false;
+  return true;
+}
+
+/* Choose the kind and the tile shape; false if no dot kernel fits. */
+static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
+  memset(p, 0, sizeof *p);
+  const cg_target *t = c->tgt;
+  quill_type *xs = cg_storage(a->x.elem);
+  unsigned xbits = quill_type_bit_width(xs);
+  if (xbits != 8 || !a->wc || (a->y.dims[1] > 1 && a->y.strides[1] != 1))
+    return false;
+  if (quill_type_kind_of(cg_storage(a->y.elem)) != QUILL_TYPE_I32 &&
+      quill_type_bit_width(cg_storage(a->y.elem)) > 16)
+    return false;
+  bool s8w = weights_fit(a, -128, 127);
+  switch (t->isa) {
+  case QUILL_LLVM_ISA_AVX512_VNNI:
+  case QUILL_LLVM_ISA_AVX_VNNI:
+    if (s8w) {
+      p->kind = DOT_VNNI;
+      break;
+    }
+    if (!t->avx2)
+      return false;
+    p->kind = DOT_WD;
+    break;
+  case QUILL_LLVM_ISA_AVX2:
+    p->kind = s8w && ubsw_safe(a) ? DOT_UBSW : DOT_WD;
+    break;
+  default:
+    p->kind = DOT_MUL;
+    break;
+  }
+  if (!weights_fit(a, -32768, 32767))
+    return false;
+  bool zmm = t->isa == QUILL_LLVM_ISA_AVX512_VNNI ||
+             (p->kind == DOT_MUL && t->avx512f && t->avx512bw);
+  p->VL = zmm ? 16 : (t->x86 && (t->avx2 || p->kind != DOT_MUL)) ? 8 : 4;
+  p->nreg = zmm || t->aarch64 ? 32 : 16;
+  p->kg = p->kind == DOT_MUL ? 1 : p->kind == DOT_WD ? 2 : 4;
+  p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW;
+  /* tile: up to 4 vectors of channels, as many pixels as registers allow */
+  int64_t Mg = a->g.Mg;
+  int64_t nvec = ceil_div(Mg, p->VL);
+  p->OCB = (unsigned)(nvec >= 4 ? 4 : nvec);
+  if (p->nreg == 16 && p->OCB > 2)
+    p->OCB = 2;
+  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
+  unsigned pmax = (p->nreg - p->OCB - spare) / p->OCB;
+  if (pmax > 14)
+    pmax = 14;
+  int64_t OW = a->g.OW;
+  unsigned pix = pmax;
+  if (OW < pix)
+    pix = (unsigned)OW;
+  else if (OW % pix) /* prefer a width that divides the row */
+    for (unsigned q = pmax; q + 2 >= pmax && q > 0; q--)
+      if (OW % q == 0) {
+        pix = q;
+        break;
+      }
+  p->PIX = pix ? pix : 1;
+  p->TW = (int64_t)p->OCB * p->VL;
+  p->ntiles = ceil_div(Mg, p->TW);
+  p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;
+  p->C4 = p->Cgp / p->kg;
+  return true;
+}
+
+bool cg_dot_applies(cg *c, const cg_dot_args *a) {
+  dot_plan p;
+  return plan_kind(c, a, &p);
+}
+
+/* ---- packing --------------------------------------------------------------- */
+
+static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
+                                 const dot_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  size_t esz = p->u8panel ? 1 : 2;
+  size_t per_tile = (size_t)(g->KH * g->KW * p->C4 * p->TW * p->kg);
+  size_t n = (size_t)(g->G * p->ntiles) * per_tile;
+  unsigned char *buf = quill_calloc(c->ctx, n ? n : 1, esz);
+  if (!buf) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  int64_t K = g->Cg * g->KH * g->KW;
+  size_t e = 0;
+  for (int64_t gr = 0; gr < g->G; gr++)
+    for (int64_t tile = 0; tile < p->ntiles; tile++)
+      for (int64_t i = 0; i < g->KH; i++)
+        for (int64_t j = 0; j < g->KW; j++)
+          for (int64_t c4 = 0; c4 < p->C4; c4++)
+            for (int64_t lane = 0; lane < p->TW; lane++)
+              for (unsigned q = 0; q < p->kg; q++, e++) {
+                int64_t mg = tile * p->TW + lane, ci = c4 * p->kg + q;
+                if (mg >= g->Mg || ci >= g->Cg)
+                  continue;
+                int64_t m = gr * g->Mg + mg;
+                int32_t v = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+                if (esz == 1)
+                  buf[e] = (unsigned char)(int8_t)v;
+                else {
+                  int16_t h = (int16_t)v;
+                  memcpy(buf + 2 * e, &h, 2);
+                }
+              }
+  LLVMValueRef gl = cg_const_global(c, "wpack", buf, n * esz);
+  quill_free(c->ctx, buf, (n ? n : 1) * esz);
+  return gl;
+}
+
+/* bias'[m] = bias[m] - zpu * sum(wc[m]) (u8 kinds), padded by a tile. */
+static LLVMValueRef pack_bias(cg *c, const cg_dot_args *a, const dot_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  size_t n = (size_t)(g->M + p->TW);
+  uint32_t *b = quill_calloc(c->ctx, n, sizeof *b);
+  if (!b) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  int64_t K = g->Cg * g->KH * g->KW;
+  for (int64_t m = 0; m < g->M; m++) {
+    uint32_t s = 0;
+    for (int64_t k = 0; k < K; k++)
+      s += (uint32_t)a->wc[m * K + k];
+    b[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) -
+           (p->u8panel ? (uint32_t)p->zpu * s : 0u);
+  }
+  LLVMValueRef gl = cg_const_global(c, "biasp", b, n * sizeof *b);
+  quill_free(c->ctx, b, n * sizeof *b);
+  return gl;
+}
+
+/* ---- the input panel --------------------------------------------------------- */
+
+static void emit_prep(cg *c, const cg_dot_args *a, dot_plan *p, int slot) {
+  const cg_conv_geom *g = &a->g;
+  const cg_view *x = &a->x;
+  LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
+  cg_stage_begin(c, "dot.panel", g->N * p->Hp);
+  LLVMValueRef xb = cg_view_base(c, x), pb = cg_slot_ptr(c, slot);
+  LLVMTypeRef xt = cg_elem_type(c, x->elem);
+  bool flip = p->u8panel && quill_type_is_signed(cg_storage(x->elem));
+  LLVMValueRef padv = p->u8panel ? cg_i8c(c, p->zpu) : cg_i16c(c, 0);
+  cg_loop lt, lw, lg, lc;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef n = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, p->Hp), "");
+  LLVMValueRef r = LLVMBuildURem(c->b, lt.i, cg_i64c(c, p->Hp), "");
+  LLVMValueRef ih = LLVMBuildSub(c->b, r, cg_i64c(c, g->pt), "");
+  LLVMValueRef hin = LLVMBuildICmp(c->b, LLVMIntULT, ih, cg_i64c(c, g->H), "");
+  LLVMValueRef rowp = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, n, cg_i64c(c, p->s_n), ""),
+      LLVMBuildMul(c->b, r, cg_i64c(c, p->s_row), ""), "");
+  cg_for(c, &lw, 0, p->Wp, 1);
+  LLVMValueRef iw = LLVMBuildSub(c->b, lw.i, cg_i64c(c, g->pl), "");
+  LLVMValueRef inside = LLVMBuildAnd(
+      c->b, hin, LLVMBuildICmp(c->b, LLVMIntULT, iw, cg_i64c(c, g->W), ""), "");
+  LLVMValueRef colp = LLVMBuildAdd(
+      c->b, rowp, LLVMBuildMul(c->b, lw.i, cg_i64c(c, p->s_col), ""), "");
+  cg_if fi;
+  cg_if_begin(c, &fi, inside);
+  cg_for(c, &lg, 0, g->G, 1);
+  LLVMValueRef gp = LLVMBuildAdd(
+      c->b, colp, LLVMBuildMul(c->b, lg.i, cg_i64c(c, p->Cgp), ""), "");
+  LLVMValueRef xoff = LLVMBuildAdd(
+      c->b,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, n, cg_i64c(c, x->strides[0]), ""),
+                   LLVMBuildMul(c->b, ih, cg_i64c(c, x->strides[2]), ""), ""),
+      LLVMBuildMul(c->b, iw, cg_i64c(c, x->strides[3]), ""), "");
+  xoff = LLVMBuildAdd(
+      c->b, xoff,
+      LLVMBuildMul(c->b, lg.i, cg_i64c(c, g->Cg * x->strides[1]), ""), "");
+  cg_for(c, &lc, 0, g->Cg, 1);
+  LLVMValueRef xv = cg_load(
+      c, xt,
+      cg_gep(c, xt, xb,
+             LLVMBuildAdd(c->b, xoff,
+                          LLVMBuildMul(c->b, lc.i, cg_i64c(c, x->strides[1]), ""),
+                          "")),
+      1);
+  LLVMValueRef v;
+  if (p->u8panel)
+    v = flip ? LLVMBuildXor(c->b, xv, cg_i8c(c, 0x80), "") : xv;
+  else
+    v = LLVMBuildSub(c->b, cg_widen_int(c, x->elem, xv, c->t_i16),
+                     cg_i16c(c, a->zpx), "");
+  cg_store(c, v, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, gp, lc.i, "")),
+           p->u8panel ? 1 : 2);
+  cg_loop_end(c, &lc);
+  if (p->Cgp > g->Cg) { /* channel padding: weights are 0 there */
+    cg_for(c, &lc, g->Cg, p->Cgp, 1);
+    cg_store(c, padv, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, gp, lc.i, "")),
+             p->u8panel ? 1 : 2);
+    cg_loop_end(c, &lc);
+  }
+  cg_loop_end(c, &lg);
+  cg_if_else(c, &fi);
+  cg_for(c, &lc, 0, g->G * p->Cgp, 1);
+  cg_store(c, padv, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, colp, lc.i, "")),
+           p->u8panel ? 1 : 2);
+  cg_loop_end(c, &lc);
+  cg_if_end(c, &fi);
+  cg_loop_end(c, &lw);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
+/* ---- the micro-kernel ------------------------------------------------------------ */
+
+typedef struct kstate {
+  const cg_dot_args *a;
+  const dot_plan *p;
+  LLVMValueRef panel, wtile, biasp, yb;
+  LLVMValueRef n, oh, chbase, valid; /* valid: channels left in the tile */
+  LLVMValueRef acc[14 * 4];
+  LLVMTypeRef vt; /* <VL x i32> */
+} kstate;
+
+static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
+                             LLVMValueRef xb, LLVMValueRef w) {
+  unsigned VL = p->VL;
+  switch (p->kind) {
+  case DOT_VNNI: {
+    const char *nm = VL == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                              : "llvm.x86.avx512.vpdpbusd.256";
+    return cg_intrinsic(c, nm, NULL, 0, (LLVMValueRef[]){acc, xb, w}, 3);
+  }
+  case DOT_UBSW: {
+    LLVMTypeRef b32 = LLVMVectorType(c->t_i8, 4 * VL);
+    LLVMValueRef t = cg_intrinsic(
+        c, "llvm.x86.avx2.pmadd.ub.sw", NULL, 0,
+        (LLVMValueRef[]){LLVMBuildBitCast(c->b, xb, b32, ""),
+                         LLVMBuildBitCast(c->b, w, b32, "")},
+        2);
+    LLVMValueRef ones = cg_intc(LLVMVectorType(c->t_i16, 2 * VL), 1);
+    LLVMValueRef s = cg_intrinsic(c, "llvm.x86.avx2.pmadd.wd", NULL, 0,
+                                  (LLVMValueRef[]){t, ones}, 2);
+    return LLVMBuildAdd(c->b, acc, s, "");
+  }
+  case DOT_WD: {
+    LLVMTypeRef h = LLVMVectorType(c->t_i16, 2 * VL);
+    const char *nm = VL == 16 ? "llvm.x86.avx512.pmaddw.d.512"
+                              : "llvm.x86.avx2.pmadd.wd";
+    LLVMValueRef s = cg_intrinsic(
+        c, nm, NULL, 0,
+        (LLVMValueRef[]){LLVMBuildBitCast(c->b, xb, h, ""),
+                         LLVMBuildBitCast(c->b, w, h, "")},
+        2);
+    return LLVMBuildAdd(c->b, acc, s, "");
+  }
+  default:
+    return LLVMBuildAdd(c->b, acc, LLVMBuildMul(c->b, xb, w, ""), "");
+  }
+}
+
+/* One tile of P pixels starting at column ow0 (i64 value). */
+static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef ow0) {
+  const cg_dot_args *a = s->a;
+  const dot_plan *p = s->p;
+  const cg_conv_geom *g = &a->g;
+  unsigned VL = p->VL, OCB = p->OCB;
+  LLVMTypeRef vt = s->vt;
+  LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
+  int64_t pe = p->u8panel ? 1 : 2;
+  int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  /* acc = bias' */
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef bch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
+    LLVMValueRef b = cg_load(c, vt, cg_gep(c, c->t_i32, s->biasp, bch), 4);
+    for (unsigned q = 0; q < P; q++)
+      cg_store(c, b, s->acc[q * OCB + v], 64);
+  }
+  /* element offset of (n, oh*sh, ow0*sw) in the panel */
+  LLVMValueRef base = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, p->s_n), ""),
+      LLVMBuildMul(c->b, s->oh, cg_i64c(c, g->sh * p->s_row), ""), "");
+  base = LLVMBuildAdd(c->b, base,
+                      LLVMBuildMul(c->b, ow0, cg_i64c(c, g->sw * p->s_col), ""),
+                      "");
+  cg_loop li, lj, lk;
+  cg_for(c, &li, 0, g->KH, 1);
+  cg_for(c, &lj, 0, g->KW, 1);
+  LLVMValueRef xo = LLVMBuildAdd(
+      c->b, base,
+      LLVMBuildAdd(c->b,
+                   LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * p->s_row), ""),
+                   LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * p->s_col), ""),
+                   ""),
+      "");
+  LLVMValueRef xp = cg_gep(c, pt, s->panel, xo);
+  LLVMValueRef tap = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->KW), ""), lj.i, "");
+  LLVMValueRef wp = cg_gep8(
+      c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
+  cg_for(c, &lk, 0, p->C4, 1);
+  LLVMValueRef w[4];
+  LLVMValueRef wk = cg_gep8(
+      c, wp, LLVMBuildMul(c->b, lk.i, cg_i64c(c, OCB * wvec), ""));
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef ptr = cg_gep8(c, wk, cg_i64c(c, v * wvec));
+    if (p->kind == DOT_MUL)
+      w[v] = LLVMBuildSExt(
+          c->b, cg_load(c, LLVMVectorType(c->t_i16, VL), ptr, 2), vt, "");
+    else
+      w[v] = cg_load(c, vt, ptr, 4);
+  }
+  LLVMValueRef ck = LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg * pe), "");
+  for (unsigned q = 0; q < P; q++) {
+    LLVMValueRef bp = cg_gep8(
+        c, xp,
+        LLVMBuildAdd(c->b, ck, cg_i64c(c, (int64_t)q * g->sw * p->s_col * pe),
+                     ""));
+    LLVMValueRef xs = p->kind == DOT_MUL
+                          ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
+                                          c->t_i32, "")
+                          : cg_load(c, c->t_i32, bp, 1);
+    LLVMValueRef xb = cg_splat(c, xs, VL);
+    for (unsigned v = 0; v < OCB; v++) {
+      LLVMValueRef ap = s->acc[q * OCB + v];
+      cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
+    }
+  }
+  cg_loop_end(c, &lk);
+  cg_loop_end(c, &lj);
+  cg_loop_end(c, &li);
+  /* epilogue: requantize and store each vector of each pixel */
+  const cg_view *y = &a->y;
+  bool raw = a->rq->raw;
+  LLVMTypeRef yet = cg_elem_type(c, y->elem);
+  LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, VL);
+  unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
+  for (unsigned q = 0; q < P; q++) {
+    LLVMValueRef ow = LLVMBuildAdd(c->b, ow0, cg_i64c(c, q), "");
+    LLVMValueRef yo = LLVMBuildAdd(
+        c->b,
+        LLVMBuildAdd(c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, y->strides[0]), ""),
+                     LLVMBuildMul(c->b, s->oh, cg_i64c(c, y->strides[2]), ""), ""),
+        LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""), "");
+    yo = LLVMBuildAdd(c->b, yo, s->chbase, "");
+    for (unsigned v = 0; v < OCB; v++) {
+      LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
+      LLVMValueRef r = cg_requant_apply(
+          c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64), ch, true);
+      if (!raw)
+        r = LLVMBuildTrunc(c->b, r, yvt, "");
+      LLVMValueRef dst = cg_gep(c, yet, s->yb,
+                                LLVMBuildAdd(c->b, yo, cg_i64c(c, v * VL), ""));
+      /* lanes left in this vector: valid - v*VL */
+      LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, v * VL), "");
+      cg_if fu;
+      cg_if_begin(c, &fu, LLVMBuildICmp(c->b, LLVMIntSGE, left,
+                                        cg_i64c(c, VL), ""));
+      cg_store(c, r, dst, yal);
+      cg_if_else(c, &fu);
+      cg_if fp;
+      cg_if_begin(c, &fp, LLVMBuildICmp(c->b, LLVMIntSGT, left,
+                                        cg_i64c(c, 0), ""));
+      LLVMValueRef lanes[16];
+      for (unsigned l = 0; l < VL; l++)
+        lanes[l] = cg_i64c(c, l);
+      LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
+                                        LLVMConstVector(lanes, VL),
+                                        cg_splat(c, left, VL), "");
+      LLVMTypeRef ov[2] = {yvt, c->t_ptr};
+      cg_intrinsic(c, "llvm.masked.store", ov, 2,
+                   (LLVMValueRef[]){r, dst, cg_i32c(c, yal), mask}, 4);
+      cg_if_end(c, &fp);
+      cg_if_end(c, &fu);
+    }
+  }
+}
+
+static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
+                         int panel_slot, LLVMValueRef wg, LLVMValueRef bg) {
+  const cg_conv_geom *g = &a->g;
+  int64_t ntasks = g->N * g->G * p->ntiles * g->OH * p->nchunks;
+  cg_stage_begin(c, "dot", ntasks);
+  kstate s;
+  memset(&s, 0, sizeof s);
+  s.a = a;
+  s.p = p;
+  s.vt = LLVMVectorType(c->t_i32, p->VL);
+  s.panel = panel_slot >= 0 ? cg_slot_ptr(c, panel_slot)
+                            : cg_view_base(c, &a->x);
+  s.yb = cg_view_base(c, &a->y);
+  s.biasp = bg;
+  for (unsigned i = 0; i < p->PIX * p->OCB; i++) {
+    s.acc[i] = cg_var(c, s.vt, "acc");
+    LLVMSetAlignment(s.acc[i], 64);
+  }
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef t = lt.i;
+  LLVMValueRef chunk = LLVMBuildURem(c->b, t, cg_i64c(c, p->nchunks), "");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->nchunks), "");
+  s.oh = LLVMBuildURem(c->b, t, cg_i64c(c, g->OH), "oh");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->OH), "");
+  LLVMValueRef tile = LLVMBuildURem(c->b, t, cg_i64c(c, p->ntiles), "tile");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
+  LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "g");
+  s.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "n");
+  int64_t wvec = p->kind == DOT_MUL ? (int64_t)p->VL * 2 : (int64_t)p->VL * 4;
+  int64_t tile_bytes = g->KH * g->KW * p->C4 * p->OCB * wvec;
+  s.wtile = cg_gep8(
+      c, wg,
+      LLVMBuildMul(c->b,
+                   LLVMBuildAdd(c->b,
+                                LLVMBuildMul(c->b, gr, cg_i64c(c, p->ntiles), ""),
+                                tile, ""),
+                   cg_i64c(c, tile_bytes), ""));
+  LLVMValueRef tch = LLVMBuildMul(c->b, tile, cg_i64c(c, p->TW), "");
+  s.chbase = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, g->Mg), ""), tch, "chbase");
+  s.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "valid");
+  /* the panel pointer of this group */
+  s.panel = cg_gep8(
+      c, s.panel,
+      LLVMBuildMul(c->b, gr, cg_i64c(c, p->Cgp * (p->u8panel ? 1 : 2)), ""));
+  LLVMValueRef ow_lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
+  LLVMValueRef ow_hi = cg_min_s(
+      c, LLVMBuildAdd(c->b, ow_lo, cg_i64c(c, p->chunk), ""), cg_i64c(c, g->OW));
+  /* full tiles while ow + PIX <= ow_hi, then single pixels */
+  LLVMValueRef full_end = LLVMBuildSub(c->b, ow_hi, cg_i64c(c, p->PIX - 1), "");
+  cg_loop lo;
+  cg_loop_begin(c, &lo, ow_lo, full_end, p->PIX);
+  micro_kernel(c, &s, p->PIX, lo.i);
+  cg_loop_end(c, &lo);
+  if (p->PIX > 1) {
+    /* first column not covered by the full tiles */
+    LLVMValueRef cnt = LLVMBuildSub(c->b, ow_hi, ow_lo, "");
+    LLVMValueRef rest = LLVMBuildSub(
+        c->b, ow_hi, LLVMBuildURem(c->b, cnt, cg_i64c(c, p->PIX), ""), "");
+    cg_loop l1;
+    cg_loop_begin(c, &l1, rest, ow_hi, 1);
+    micro_kernel(c, &s, 1, l1.i);
+    cg_loop_end(c, &l1);
+  }
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
+quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
+  dot_plan p;
+  if (!plan_kind(c, a, &p))
+    return QUILL_ERR_INTERNAL;
+  const cg_conv_geom *g = &a->g;
+  bool signed_x = quill_type_is_signed(cg_storage(a->x.elem));
+  p.zpu = p.u8panel ? a->zpx + (signed_x ? 128 : 0) : 0;
+  int64_t hneed = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+  int64_t wneed = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+  bool direct = p.u8panel && !signed_x && nhwc_dense(&a->x) && g->pt == 0 &&
+                g->pl == 0 && hneed <= g->H && wneed <= g->W &&
+                p.Cgp == g->Cg && a->x.offset == 0;
+  int panel_slot = -1;
+  if (direct) {
+    p.s_col = g->C;
+    p.s_row = g->W * g->C;
+    p.s_n = g->H * g->W * g->C;
+  } else {
+    int64_t h1 = g->H + g->pt, w1 = g->W + g->pl;
+    p.Hp = hneed > h1 ? hneed : h1;
+    p.Wp = wneed > w1 ? wneed : w1;
+    p.s_col = g->G * p.Cgp;
+    p.s_row = p.Wp * p.s_col;
+    p.s_n = p.Hp * p.s_row;
+    size_t bytes = (size_t)(g->N * p.s_n) * (p.u8panel ? 1 : 2) + 64;
+    panel_slot = cg_workspace(c, bytes);
+    emit_prep(c, a, &p, panel_slot);
+  }
+  /* long rows with few of them (matmul): split rows into chunks */
+  p.chunk = g->OW;
+  p.nchunks = 1;
+  if (g->OH * g->N * g->G * p.ntiles < 8 && g->OW > 4 * (int64_t)p.PIX) {
+    p.chunk = 4 * (int64_t)p.PIX;
+    p.nchunks = ceil_div(g->OW, p.chunk);
+  }
+  a->rq->pad = (size_t)p.TW + 16;
+  LLVMValueRef wg = pack_weights(c, a, &p), bg = pack_bias(c, a, &p);
+  if (c->status)
+    return c->status;
+  emit_compute(c, a, &p, panel_slot, wg, bg);
+  return c->status;
 }

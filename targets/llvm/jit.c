@@ -182,12 +182,9 @@ fail:
 
 quill_llvm_isa quill_llvm_jit_isa(const quill_llvm_jit *j) { return j->isa; }
 
-quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
-                                unsigned n_in, quill_tensor *outputs,
-                                unsigned n_out) {
+static quill_status check_io(quill_llvm_jit *j, const quill_tensor *inputs,
+                             unsigned n_in, unsigned n_out) {
   quill_context *ctx = j->ctx;
-  for (unsigned i = 0; i < n_out; i++)
-    memset(&outputs[i], 0, sizeof outputs[i]);
   if (n_in != j->n_in || n_out != j->n_out)
     return quill_error(ctx, quill_loc_unknown(),
                        "llvm jit: the model takes %u inputs and %u outputs, "
@@ -200,18 +197,28 @@ quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
                          "llvm jit: input %u does not have the model's input "
                          "type",
                          i);
+  return QUILL_OK;
+}
+
+quill_status quill_llvm_jit_run_into(quill_llvm_jit *j,
+                                     const quill_tensor *inputs, unsigned n_in,
+                                     quill_tensor *outputs, unsigned n_out) {
+  quill_context *ctx = j->ctx;
+  quill_status st = check_io(j, inputs, n_in, n_out);
+  if (st)
+    return st;
+  for (unsigned i = 0; i < n_out; i++)
+    if (outputs[i].type != j->out_types[i] ||
+        (outputs[i].size && !outputs[i].data))
+      return quill_error(ctx, quill_loc_unknown(),
+                         "llvm jit: output %u does not have the model's "
+                         "result type",
+                         i);
+  void *stack[16];
   unsigned np = n_in + n_out + 1;
-  void **ptrs = quill_alloc(ctx, np * sizeof *ptrs);
+  void **ptrs = np <= 16 ? stack : quill_alloc(ctx, np * sizeof *ptrs);
   if (!ptrs)
     return QUILL_ERR_NOMEM;
-  quill_status st = QUILL_OK;
-  for (unsigned i = 0; i < n_out && !st; i++)
-    st = quill_tensor_alloc(ctx, j->out_types[i], &outputs[i]);
-  if (st) {
-    quill_ref_tensors_free(ctx, outputs, n_out);
-    quill_free(ctx, ptrs, np * sizeof *ptrs);
-    return st;
-  }
   for (unsigned i = 0; i < n_in; i++)
     ptrs[i] = inputs[i].data;
   for (unsigned i = 0; i < n_out; i++)
@@ -219,6 +226,23 @@ quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
   uintptr_t s = (uintptr_t)j->scratch_raw;
   ptrs[np - 1] = (void *)((s + 63) & ~(uintptr_t)63);
   j->run_argv(ptrs);
-  quill_free(ctx, ptrs, np * sizeof *ptrs);
+  if (ptrs != stack)
+    quill_free(ctx, ptrs, np * sizeof *ptrs);
   return QUILL_OK;
+}
+
+quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
+                                unsigned n_in, quill_tensor *outputs,
+                                unsigned n_out) {
+  quill_context *ctx = j->ctx;
+  for (unsigned i = 0; i < n_out; i++)
+    memset(&outputs[i], 0, sizeof outputs[i]);
+  quill_status st = check_io(j, inputs, n_in, n_out);
+  for (unsigned i = 0; i < n_out && !st; i++)
+    st = quill_tensor_alloc(ctx, j->out_types[i], &outputs[i]);
+  if (!st)
+    st = quill_llvm_jit_run_into(j, inputs, n_in, outputs, n_out);
+  if (st)
+    quill_ref_tensors_free(ctx, outputs, n_out);
+  return st;
 }

@@ -152,4 +152,10 @@ quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
                                 unsigned n_in, quill_tensor *outputs,
                                 unsigned n_out);
 
+/* The same into caller-allocated outputs (types equal to the result
+ * types; e.g. for repeated runs in benchmarks). */
+quill_status quill_llvm_jit_run_into(quill_llvm_jit *j,
+                                     const quill_tensor *inputs, unsigned n_in,
+                                     quill_tensor *outputs, unsigned n_out);
+
 #endif /* QUILL_TARGETS_LLVM_LLVM_TARGET_H */

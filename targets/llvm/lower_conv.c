@@ -13,9 +13,10 @@
  * contract's modulo 2^32, so no path needs wider integers.
  *
  * Paths (chosen per op):
- *   - dot kernels (conv_dot.c): 8-bit activations and constant weights whose
- *     centered values fit the instruction's operand type, on the target's
- *     ISA (vpdpbusd zmm/ymm, vpmaddwd, or portable vectors);
+ *   - dot kernels (conv_dot.c): 8-bit activations, constant weights whose
+ *     centered values fit the instruction's operand type and a constant
+ *     bias, on the target's ISA (vpdpbusd zmm/ymm, vpmaddubsw/vpmaddwd, or
+ *     plain LLVM vectors);
  *   - portable loops (here), for everything else: any storage, runtime
  *     weights or bias. Constant weights are pre-centered into an i32 table
  *     laid out so the innermost loop runs over contiguous output channels:
@@ -392,6 +393,45 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
   return c->status;
 }
 
+/* The dot kernels' arguments for a qconv2d with constant weights and a
+ * constant (or no) bias; false (nothing allocated) otherwise. */
+static bool dot_args(cg *c, const quill_op *op, const cg_conv_geom *g,
+                     cg_qlinear *q, cg_dot_args *a) {
+  if (!q->wconst || (q->has_bias && !q->bconst))
+    return false;
+  memset(a, 0, sizeof *a);
+  a->g = *g;
+  a->x = cg_value_view(c, quill_op_operand(op, 0));
+  a->y = cg_value_view(c, quill_op_result(op, 0));
+  a->zpx = q->zpx;
+  a->rq = &q->rq;
+  size_t K = (size_t)(g->Cg * g->KH * g->KW), n = (size_t)g->M * K;
+  int32_t *wc = quill_alloc(c->ctx, (n ? n : 1) * sizeof *wc);
+  int32_t *b = q->has_bias ? quill_alloc(c->ctx, (size_t)g->M * sizeof *b)
+                           : NULL;
+  if (!wc || (q->has_bias && !b)) {
+    quill_free(c->ctx, wc, (n ? n : 1) * sizeof *wc);
+    quill_free(c->ctx, b, (size_t)g->M * sizeof *b);
+    c->status = QUILL_ERR_NOMEM;
+    return false;
+  }
+  for (size_t e = 0; e < n; e++)
+    wc[e] = (int32_t)(uint32_t)(quill_attr_dense_get_i64(q->wconst, e) -
+                                q->zpw[q->nw == 1 ? 0 : e / K]);
+  for (int64_t m = 0; b && m < g->M; m++)
+    b[m] = cg_qlinear_bias(q, (size_t)m);
+  a->wc = wc;
+  a->bias = b;
+  return true;
+}
+
+static void dot_args_free(cg *c, cg_dot_args *a) {
+  size_t n = (size_t)(a->g.M * a->g.Cg * a->g.KH * a->g.KW);
+  quill_free(c->ctx, (void *)a->wc, (n ? n : 1) * sizeof *a->wc);
+  if (a->bias)
+    quill_free(c->ctx, (void *)a->bias, (size_t)a->g.M * sizeof *a->bias);
+}
+
 CG_LOWER(cg_lower_qconv2d) {
   cg_conv_geom g;
   quill_status st = cg_conv_geom_init(c, op, &g);
@@ -402,10 +442,16 @@ CG_LOWER(cg_lower_qconv2d) {
     cg_qlinear_free(c, &q);
     return st;
   }
-  if (cg_conv_dot_applies(c, op, &g, &q))
-    st = cg_conv_dot(c, op, &g, &q);
-  else
-    st = cg_conv_portable(c, op, &g, &q);
+  cg_dot_args a;
+  if (g.N * g.M * g.OH * g.OW == 0) {
+    st = QUILL_OK;
+  } else if (dot_args(c, op, &g, &q, &a)) {
+    st = cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
+                               : cg_conv_portable(c, op, &g, &q);
+    dot_args_free(c, &a);
+  } else {
+    st = c->status ? c->status : cg_conv_portable(c, op, &g, &q);
+  }
   cg_qlinear_free(c, &q);
   return st;
 }

@@ -127,8 +127,8 @@ static unsigned lanes(LLVMValueRef v) {
 /* Parameter lanes: a constant for per-tensor params, else a load from the
  * per-channel global at ch (consecutive lanes or one splatted value). */
 static LLVMValueRef param(cg *c, LLVMValueRef *g, const void *data,
-                          size_t esize, LLVMTypeRef et, size_t n, int64_t k,
-                          double kf, LLVMValueRef ch, bool vec_ch,
+                          size_t esize, LLVMTypeRef et, size_t n, size_t pad,
+                          int64_t k, double kf, LLVMValueRef ch, bool vec_ch,
                           unsigned w) {
   if (n == 1) {
     LLVMValueRef s = LLVMGetTypeKind(et) == LLVMFloatTypeKind
@@ -136,8 +136,20 @@ static LLVMValueRef param(cg *c, LLVMValueRef *g, const void *data,
                          : LLVMConstInt(et, (unsigned long long)k, 1);
     return cg_splat(c, s, w);
   }
-  if (!*g)
-    *g = cg_const_global(c, "rq", data, n * esize);
+  if (!*g) { /* padded past the last channel for full-vector loads */
+    size_t bytes = (n + pad) * esize;
+    unsigned char *buf = quill_alloc(c->ctx, bytes);
+    if (!buf) {
+      c->status = QUILL_ERR_NOMEM;
+      return LLVMGetUndef(cg_vec(et, w));
+    }
+    memcpy(buf, data, n * esize);
+    for (size_t i = n; i < n + pad; i++)
+      memcpy(buf + i * esize, (const unsigned char *)data + (n - 1) * esize,
+             esize);
+    *g = cg_const_global(c, "rq", buf, bytes);
+    quill_free(c->ctx, buf, bytes);
+  }
   LLVMValueRef p = cg_gep(c, et, *g, ch);
   if (vec_ch && w > 1)
     return cg_load(c, LLVMVectorType(et, w), p, (unsigned)esize);
@@ -191,9 +203,9 @@ static LLVMValueRef fixed_single(cg *c, cg_requant *rq, LLVMValueRef acc,
                                  LLVMValueRef ch, bool vec_ch) {
   unsigned w = lanes(acc);
   LLVMTypeRef i64 = cg_vec(c->t_i64, w);
-  LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n,
+  LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n, rq->pad,
                          rq->mult[0], 0, ch, vec_ch, w);
-  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n,
+  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n, rq->pad,
                           rq->shift[0], 0, ch, vec_ch, w);
   LLVMValueRef prod = LLVMBuildMul(c->b, LLVMBuildSExt(c->b, acc, i64, ""),
                                    LLVMBuildSExt(c->b, m, i64, ""), "");
@@ -258,9 +270,9 @@ static LLVMValueRef fixed_tflite(cg *c, cg_requant *rq, LLVMValueRef acc,
                                  LLVMValueRef ch, bool vec_ch) {
   unsigned w = lanes(acc);
   LLVMTypeRef i64 = cg_vec(c->t_i64, w), i32 = cg_vec(c->t_i32, w);
-  LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n,
+  LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n, rq->pad,
                          rq->mult[0], 0, ch, vec_ch, w);
-  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n,
+  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n, rq->pad,
                           rq->shift[0], 0, ch, vec_ch, w);
   bool any_left = false, any_right = false;
   for (size_t i = 0; i < rq->n; i++) {
@@ -315,7 +327,7 @@ static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
                                LLVMValueRef ch, bool vec_ch) {
   unsigned w = lanes(acc);
   LLVMTypeRef f32 = cg_vec(c->t_f32, w);
-  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n, 0,
+  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n, rq->pad, 0,
                          rq->scale[0], ch, vec_ch, w);
   LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
                                  "");

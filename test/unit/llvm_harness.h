@@ -138,6 +138,11 @@ static bool run_case(const llvm_case *k) {
   quill_llvm_options_init(&o);
   o.isa = k->isa;
   o.threads = k->threads ? k->threads : 1;
+  /* generate code as a machine with only that ISA would run it */
+  if (k->isa == QUILL_LLVM_ISA_AVX2)
+    o.features = "-avx512f,-avxvnni";
+  else if (k->isa == QUILL_LLVM_ISA_AVX_VNNI)
+    o.features = "-avx512f";
   if (quill_llvm_jit_create(ctx, g, &o, &jit)) {
     fprintf(stderr, "%s: jit compile failed (isa %s)\n", k->name,
             quill_llvm_isa_name(k->isa));
