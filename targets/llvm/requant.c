@@ -182,47 +182,76 @@ LLVMValueRef cg_round(cg *c, LLVMValueRef v, quill_rounding r) {
   }
 }
 
-/* clamp(v, lo - zp, hi - zp) + zp in v's integer type, then as i32. */
-static LLVMValueRef saturate(cg *c, const cg_requant *rq, LLVMValueRef v) {
-  LLVMTypeRef t = LLVMTypeOf(v);
-  unsigned w = lanes(v);
-  v = cg_max_s(c, v, cg_intc(t, rq->lo - rq->zp));
-  v = cg_min_s(c, v, cg_intc(t, rq->hi - rq->zp));
-  v = LLVMBuildAdd(c->b, v, cg_intc(t, rq->zp), "");
-  LLVMTypeRef i32 = cg_vec(c->t_i32, w);
-  return t == i32 ? v : LLVMBuildTrunc(c->b, v, i32, "");
-}
-
 static bool narrow_bounds(const cg_requant *rq) {
   int64_t lim = INT64_C(1) << 30;
   return rq->lo - rq->zp > -lim && rq->hi - rq->zp < lim && rq->zp > -lim &&
          rq->zp < lim;
 }
 
-static LLVMValueRef fixed_single(cg *c, cg_requant *rq, LLVMValueRef acc,
-                                 LLVMValueRef ch, bool vec_ch) {
+/* ---- fixed point on i64 lanes --------------------------------------------
+ *
+ * Both fixed-point policies need 64-bit products. A <W x i32> vector is
+ * processed as its even and odd lanes, each sign-extended in place inside
+ * <W/2 x i64> (shl/ashr by 32: the form x86 turns into vpmuldq), so no
+ * lane shuffles are needed; the core computes the clamped result (which
+ * fits in i32) and the halves are merged back. */
+
+typedef struct fx {
+  const cg_requant *rq;
+  bool any_left, any_right;
+} fx;
+
+typedef LLVMValueRef (*fx_core)(cg *c, const fx *f, LLVMValueRef x,
+                                LLVMValueRef m, LLVMValueRef sh);
+
+static LLVMValueRef clamp64(cg *c, const cg_requant *rq, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  v = cg_max_s(c, v, cg_intc(t, rq->lo - rq->zp));
+  return cg_min_s(c, v, cg_intc(t, rq->hi - rq->zp));
+}
+
+static LLVMValueRef even_lanes(cg *c, LLVMValueRef v64) {
+  LLVMValueRef k = cg_intc(LLVMTypeOf(v64), 32);
+  return LLVMBuildAShr(c->b, LLVMBuildShl(c->b, v64, k, ""), k, "");
+}
+
+static LLVMValueRef map_i64(cg *c, const fx *f, fx_core core, LLVMValueRef acc,
+                            LLVMValueRef m, LLVMValueRef sh) {
   unsigned w = lanes(acc);
-  LLVMTypeRef i64 = cg_vec(c->t_i64, w);
-  LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n, rq->pad,
-                         rq->mult[0], 0, ch, vec_ch, w);
-  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n, rq->pad,
-                          rq->shift[0], 0, ch, vec_ch, w);
-  LLVMValueRef prod = LLVMBuildMul(c->b, LLVMBuildSExt(c->b, acc, i64, ""),
-                                   LLVMBuildSExt(c->b, m, i64, ""), "");
-  bool any_left = false, any_right = false;
-  for (size_t i = 0; i < rq->n; i++) {
-    if (31 - rq->shift[i] <= 0)
-      any_left = true;
-    else
-      any_right = true;
+  if (w < 4 || w % 2) {
+    LLVMTypeRef i64 = cg_vec(c->t_i64, w);
+    LLVMValueRef r = core(c, f, LLVMBuildSExt(c->b, acc, i64, ""),
+                          LLVMBuildSExt(c->b, m, i64, ""),
+                          LLVMBuildSExt(c->b, sh, i64, ""));
+    return LLVMBuildTrunc(c->b, r, cg_vec(c->t_i32, w), "");
   }
-  LLVMValueRef n = LLVMBuildSub(c->b, cg_intc(i64, 31),
-                                LLVMBuildSExt(c->b, sh, i64, ""), "n");
+  LLVMTypeRef h = LLVMVectorType(c->t_i64, w / 2);
+  LLVMValueRef k32 = cg_intc(h, 32);
+  LLVMValueRef a = LLVMBuildBitCast(c->b, acc, h, "");
+  LLVMValueRef mm = LLVMBuildBitCast(c->b, m, h, "");
+  LLVMValueRef ss = LLVMBuildBitCast(c->b, sh, h, "");
+  LLVMValueRef re = core(c, f, even_lanes(c, a), even_lanes(c, mm),
+                         even_lanes(c, ss));
+  LLVMValueRef ro = core(c, f, LLVMBuildAShr(c->b, a, k32, ""),
+                         LLVMBuildAShr(c->b, mm, k32, ""),
+                         LLVMBuildAShr(c->b, ss, k32, ""));
+  LLVMValueRef lo = LLVMBuildAnd(c->b, re, cg_intc(h, 0xffffffffll), "");
+  LLVMValueRef r = LLVMBuildOr(c->b, lo, LLVMBuildShl(c->b, ro, k32, ""), "");
+  return LLVMBuildBitCast(c->b, r, cg_vec(c->t_i32, w), "");
+}
+
+/* Single rounding: prod = x * m, n = 31 - shift; see the file header. */
+static LLVMValueRef single_core(cg *c, const fx *f, LLVMValueRef x,
+                                LLVMValueRef m, LLVMValueRef sh) {
+  const cg_requant *rq = f->rq;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef prod = LLVMBuildMul(c->b, x, m, "");
+  LLVMValueRef n = LLVMBuildSub(c->b, cg_intc(t, 31), sh, "n");
   LLVMValueRef res = NULL;
-  if (any_right) {
-    LLVMValueRef nn = any_left ? cg_max_s(c, n, cg_intc(i64, 1)) : n;
+  if (f->any_right) {
+    LLVMValueRef nn = f->any_left ? cg_max_s(c, n, cg_intc(t, 1)) : n;
     LLVMValueRef half = LLVMBuildShl(
-        c->b, cg_intc(i64, 1), LLVMBuildSub(c->b, nn, cg_intc(i64, 1), ""), "");
+        c->b, cg_intc(t, 1), LLVMBuildSub(c->b, nn, cg_intc(t, 1), ""), "");
     switch (rq->r) {
     case QUILL_ROUND_HALF_UP:
       res = LLVMBuildAShr(c->b, LLVMBuildAdd(c->b, prod, half, ""), nn, "");
@@ -233,94 +262,106 @@ static LLVMValueRef fixed_single(cg *c, cg_requant *rq, LLVMValueRef acc,
           LLVMBuildSub(c->b, prod, LLVMBuildShl(c->b, q, nn, ""), "");
       LLVMValueRef gt = LLVMBuildICmp(c->b, LLVMIntSGT, rem, half, "");
       LLVMValueRef eq = LLVMBuildICmp(c->b, LLVMIntEQ, rem, half, "");
-      LLVMValueRef odd = LLVMBuildTrunc(
-          c->b, LLVMBuildAnd(c->b, q, cg_intc(i64, 1), ""),
-          cg_vec(c->t_i1, w), "");
+      LLVMValueRef odd = LLVMBuildICmp(
+          c->b, LLVMIntNE, LLVMBuildAnd(c->b, q, cg_intc(t, 1), ""),
+          cg_intc(t, 0), "");
       LLVMValueRef up =
           LLVMBuildOr(c->b, gt, LLVMBuildAnd(c->b, eq, odd, ""), "");
-      res = LLVMBuildAdd(c->b, q, LLVMBuildZExt(c->b, up, i64, ""), "");
+      res = LLVMBuildAdd(c->b, q, LLVMBuildZExt(c->b, up, t, ""), "");
       break;
     }
-    default: { /* half away from zero (tflite is handled elsewhere) */
-      LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, prod, cg_intc(i64, 0),
-                                       "");
-      LLVMValueRef bias =
-          LLVMBuildSub(c->b, half, LLVMBuildZExt(c->b, neg, i64, ""), "");
-      res = LLVMBuildAShr(c->b, LLVMBuildAdd(c->b, prod, bias, ""), nn, "");
+    default: /* half away from zero: (prod + half - [prod < 0]) >> n */
+      res = LLVMBuildAShr(
+          c->b,
+          LLVMBuildAdd(c->b, LLVMBuildAdd(c->b, prod, half, ""),
+                       LLVMBuildAShr(c->b, prod, cg_intc(t, 63), ""),
+                       ""),
+          nn, "");
       break;
-    }
     }
   }
-  if (any_left) {
-    LLVMValueRef k = LLVMBuildNeg(c->b, cg_min_s(c, n, cg_intc(i64, 0)), "");
-    LLVMValueRef lim = LLVMBuildAShr(c->b, cg_intc(i64, INT64_MAX), k, "");
+  if (f->any_left) { /* n <= 0: clamp(prod, +-(INT64_MAX >> -n)) << -n */
+    LLVMValueRef k = LLVMBuildNeg(c->b, cg_min_s(c, n, cg_intc(t, 0)), "");
+    LLVMValueRef lim = LLVMBuildAShr(c->b, cg_intc(t, INT64_MAX), k, "");
     LLVMValueRef p = cg_min_s(c, cg_max_s(c, prod, LLVMBuildNeg(c->b, lim, "")),
                               lim);
     LLVMValueRef l = LLVMBuildShl(c->b, p, k, "");
     res = res ? LLVMBuildSelect(c->b,
                                 LLVMBuildICmp(c->b, LLVMIntSLE, n,
-                                              cg_intc(i64, 0), ""),
+                                              cg_intc(t, 0), ""),
                                 l, res, "")
               : l;
   }
-  return saturate(c, rq, res);
+  return clamp64(c, rq, res);
 }
 
-static LLVMValueRef fixed_tflite(cg *c, cg_requant *rq, LLVMValueRef acc,
-                                 LLVMValueRef ch, bool vec_ch) {
+/* gemmlowp: x = sat32(acc << left); SRDHM(x, m) = (x*m + 2^30) >> 31 for
+ * m >= 0 (the nudge and the truncating division by 2^31 together are a
+ * floor of x*m + 2^30 for either sign); RoundingDivideByPOT(h, e) =
+ * (h + 2^(e-1) - [h < 0]) >> e for e >= 1. */
+static LLVMValueRef tflite_core(cg *c, const fx *f, LLVMValueRef x,
+                                LLVMValueRef m, LLVMValueRef sh) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  if (f->any_left) {
+    /* left <= 32 suffices: any nonzero x saturates from 32 on */
+    LLVMValueRef left = cg_min_s(c, cg_max_s(c, sh, cg_intc(t, 0)),
+                                 cg_intc(t, 32));
+    x = LLVMBuildShl(c->b, x, left, "");
+    x = cg_max_s(c, x, cg_intc(t, INT32_MIN));
+    x = cg_min_s(c, x, cg_intc(t, INT32_MAX));
+  }
+  LLVMValueRef h = LLVMBuildAShr(
+      c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, x, m, ""),
+                         cg_intc(t, INT64_C(1) << 30), ""),
+      cg_intc(t, 31), "");
+  if (f->any_right) {
+    LLVMValueRef e = LLVMBuildNeg(c->b, cg_min_s(c, sh, cg_intc(t, 0)), "");
+    LLVMValueRef half = LLVMBuildAShr(c->b, LLVMBuildShl(c->b, cg_intc(t, 1),
+                                                         e, ""),
+                                      cg_intc(t, 1), "");
+    /* [h < 0] only matters when e >= 1 (e == 0: identity) */
+    LLVMValueRef neg = LLVMBuildAShr(c->b, h, cg_intc(t, 63), "");
+    if (f->any_left)
+      neg = LLVMBuildSelect(c->b,
+                            LLVMBuildICmp(c->b, LLVMIntEQ, e, cg_intc(t, 0), ""),
+                            cg_intc(t, 0), neg, "");
+    else {
+      bool some_zero = false;
+      for (size_t i = 0; i < f->rq->n; i++)
+        some_zero |= f->rq->shift[i] == 0;
+      if (some_zero)
+        neg = LLVMBuildSelect(
+            c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e, cg_intc(t, 0), ""),
+            cg_intc(t, 0), neg, "");
+    }
+    h = LLVMBuildAShr(
+        c->b, LLVMBuildAdd(c->b, LLVMBuildAdd(c->b, h, half, ""), neg, ""), e,
+        "");
+  }
+  return clamp64(c, f->rq, h);
+}
+
+static LLVMValueRef fixed_path(cg *c, cg_requant *rq, LLVMValueRef acc,
+                               LLVMValueRef ch, bool vec_ch) {
   unsigned w = lanes(acc);
-  LLVMTypeRef i64 = cg_vec(c->t_i64, w), i32 = cg_vec(c->t_i32, w);
   LLVMValueRef m = param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n, rq->pad,
                          rq->mult[0], 0, ch, vec_ch, w);
-  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n, rq->pad,
-                          rq->shift[0], 0, ch, vec_ch, w);
-  bool any_left = false, any_right = false;
+  LLVMValueRef sh = param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n,
+                          rq->pad, rq->shift[0], 0, ch, vec_ch, w);
+  fx f = {rq, false, false};
+  bool tfl = rq->r == QUILL_ROUND_TFLITE;
   for (size_t i = 0; i < rq->n; i++) {
-    any_left |= rq->shift[i] > 0;
-    any_right |= rq->shift[i] < 0;
+    if (tfl) {
+      f.any_left |= rq->shift[i] > 0;
+      f.any_right |= rq->shift[i] < 0;
+    } else if (31 - rq->shift[i] <= 0) {
+      f.any_left = true;
+    } else {
+      f.any_right = true;
+    }
   }
-  LLVMValueRef x = acc;
-  if (any_left) {
-    /* x << min(left, 32) saturated to int32: for left >= 32 any nonzero x
-     * saturates already, so the i64 shift never overflows. */
-    LLVMValueRef left = cg_min_s(c, cg_max_s(c, sh, cg_intc(i32, 0)),
-                                 cg_intc(i32, 32));
-    LLVMValueRef s = LLVMBuildShl(c->b, LLVMBuildSExt(c->b, x, i64, ""),
-                                  LLVMBuildSExt(c->b, left, i64, ""), "");
-    s = cg_max_s(c, s, cg_intc(i64, INT32_MIN));
-    s = cg_min_s(c, s, cg_intc(i64, INT32_MAX));
-    x = LLVMBuildTrunc(c->b, s, i32, "");
-  }
-  /* SaturatingRoundingDoublingHighMul(x, m), m >= 0 */
-  LLVMValueRef ab = LLVMBuildMul(c->b, LLVMBuildSExt(c->b, x, i64, ""),
-                                 LLVMBuildSExt(c->b, m, i64, ""), "");
-  LLVMValueRef nonneg = LLVMBuildICmp(c->b, LLVMIntSGE, ab, cg_intc(i64, 0),
-                                      "");
-  LLVMValueRef nudge = LLVMBuildSelect(c->b, nonneg, cg_intc(i64, 1 << 30),
-                                       cg_intc(i64, 1 - (1 << 30)), "");
-  LLVMValueRef hi = LLVMBuildTrunc(
-      c->b,
-      LLVMBuildSDiv(c->b, LLVMBuildAdd(c->b, ab, nudge, ""),
-                    cg_intc(i64, INT64_C(1) << 31), ""),
-      i32, "");
-  if (any_right) { /* RoundingDivideByPOT(hi, right) */
-    LLVMValueRef right = LLVMBuildNeg(c->b, cg_min_s(c, sh, cg_intc(i32, 0)),
-                                      "");
-    LLVMValueRef mask = LLVMBuildSub(
-        c->b, LLVMBuildShl(c->b, cg_intc(i32, 1), right, ""), cg_intc(i32, 1),
-        "");
-    LLVMValueRef rem = LLVMBuildAnd(c->b, hi, mask, "");
-    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, hi, cg_intc(i32, 0), "");
-    LLVMValueRef thr = LLVMBuildAdd(c->b, LLVMBuildAShr(c->b, mask,
-                                                        cg_intc(i32, 1), ""),
-                                    LLVMBuildZExt(c->b, neg, i32, ""), "");
-    LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, rem, thr, "");
-    hi = LLVMBuildAdd(c->b, LLVMBuildAShr(c->b, hi, right, ""),
-                      LLVMBuildZExt(c->b, up, i32, ""), "");
-  }
-  if (!narrow_bounds(rq))
-    hi = LLVMBuildSExt(c->b, hi, i64, "");
-  return saturate(c, rq, hi);
+  LLVMValueRef r = map_i64(c, &f, tfl ? tflite_core : single_core, acc, m, sh);
+  return LLVMBuildAdd(c->b, r, cg_intc(LLVMTypeOf(r), rq->zp), "");
 }
 
 static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
@@ -374,7 +415,5 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
     ch = cg_i64c(c, 0);
   if (!rq->fixed)
     return float_path(c, rq, acc, ch, lanes_are_channels);
-  if (rq->r == QUILL_ROUND_TFLITE)
-    return fixed_tflite(c, rq, acc, ch, lanes_are_channels);
-  return fixed_single(c, rq, acc, ch, lanes_are_channels);
+  return fixed_path(c, rq, acc, ch, lanes_are_channels);
 }
