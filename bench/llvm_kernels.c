@@ -5,7 +5,8 @@
  *   bench-llvm-kernels [--isa PATH] [--threads N] [--reps R] [--filter S]
  *
  * For each layer shape (ResNet-18 / MobileNetV2-like qconv2d layers: u8
- * activations, per-channel s8 weights, tflite requantization), the graph is
+ * activations in NHWC as inside a network (NHWC input and output,
+ * transposed to and from the op's NCHW views, which costs nothing), per-channel s8 weights, tflite requantization), the graph is
  * compiled with the JIT and run R times; the best time is reported with
  * GOP/s (2 ops per multiply-accumulate) and the share of the peak. The peak
  * is measured in the same run: a loop of 14 independent vpdpbusd zmm
@@ -101,10 +102,13 @@ static char *layer_text(const layer *l) {
   char *t = malloc(cap);
   size_t n = 0;
   n += (size_t)snprintf(t + n, cap - n,
-                        "func @f(%%x: tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
+                        "func @f(%%xh: tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
                         "0.02:128>>) -> tensor<1x%dx%dx%dx!quant.uniform<u8:f32,"
-                        " 0.05:0>> {\n  %%w = constant {value = dense<\"0x",
-                        l->C, l->H, l->W, l->M, OH, OW);
+                        " 0.05:0>> {\n"
+                        "  %%x = transpose %%xh {perm = [0, 3, 1, 2]} : "
+                        "tensor<1x%dx%dx%dx!quant.uniform<u8:f32, 0.02:128>>\n"
+                        "  %%w = constant {value = dense<\"0x",
+                        l->H, l->W, l->C, OH, OW, l->M, l->C, l->H, l->W);
   unsigned seed = 12345;
   for (size_t i = 0; i < nw; i++) {
     seed = seed * 1103515245u + 12345u;
@@ -129,8 +133,10 @@ static char *layer_text(const layer *l) {
     n += (size_t)snprintf(t + n, cap - n, "%s-8", m ? ", " : "");
   n += (size_t)snprintf(t + n, cap - n,
                         "]} : tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
-                        "0.05:0>>\n  return %%y\n}\n",
-                        l->M, OH, OW);
+                        "0.05:0>>\n  %%yh = transpose %%y {perm = [0, 2, 3, 1]} "
+                        ": tensor<1x%dx%dx%dx!quant.uniform<u8:f32, 0.05:0>>\n"
+                        "  return %%yh\n}\n",
+                        l->M, OH, OW, OH, OW, l->M);
   return t;
 }
 

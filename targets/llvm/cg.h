@@ -102,6 +102,7 @@ enum {
   CG_LAY_FOLLOW = 1u << 1, /* result takes operand 0's layout (same rank) */
   CG_ALIAS = 1u << 2,      /* result may share operand 0's storage when it is
                               row-major (reshape-like ops) */
+  /* (views in general: cg_lowering.view) */
 };
 
 typedef struct cg_lowering {
@@ -109,6 +110,10 @@ typedef struct cg_lowering {
   const char *(*supports)(const quill_op *op);
   quill_status (*lower)(cg *c, const quill_op *op);
   unsigned flags;
+  /* Optional: the result as a view of operand 0's storage (no code at
+   * all), or false when that is not possible; `out` holds the result's
+   * dims and element type on entry. */
+  bool (*view)(const quill_op *op, const cg_view *in, cg_view *out);
 } cg_lowering;
 
 extern const cg_lowering cg_lowerings[QUILL_OP_COUNT];
@@ -339,6 +344,7 @@ LLVMValueRef cg_round(cg *c, LLVMValueRef v, quill_rounding r);
 CG_LOWER(cg_lower_constant);
 CG_LOWER(cg_lower_alias);     /* identity reshape flatten squeeze unsqueeze scast */
 CG_LOWER(cg_lower_transpose);
+bool cg_view_transpose(const quill_op *op, const cg_view *in, cg_view *out);
 CG_LOWER(cg_lower_concat);
 CG_LOWER(cg_lower_split);
 CG_LOWER(cg_lower_slice);

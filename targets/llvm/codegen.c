@@ -39,7 +39,7 @@ static CG_LOWER(lower_nop) {
 
 #define UNARY {cg_supports_unary, cg_lower_unary, CG_LAY_FOLLOW}
 #define BINARY {cg_supports_binary, cg_lower_binary, CG_LAY_FOLLOW}
-#define ALIAS {NULL, cg_lower_alias, CG_ALIAS}
+#define ALIAS {NULL, cg_lower_alias, CG_ALIAS, NULL}
 
 const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_CONSTANT] = {NULL, cg_lower_constant, 0},
@@ -94,7 +94,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_PAD] = {cg_supports_pad, cg_lower_pad, CG_LAY_FOLLOW},
     [QUILL_OP_RESHAPE] = ALIAS,
     [QUILL_OP_FLATTEN] = ALIAS,
-    [QUILL_OP_TRANSPOSE] = {NULL, cg_lower_transpose, 0},
+    [QUILL_OP_TRANSPOSE] = {NULL, cg_lower_transpose, 0, cg_view_transpose},
     [QUILL_OP_SQUEEZE] = ALIAS,
     [QUILL_OP_UNSQUEEZE] = ALIAS,
     [QUILL_OP_RESIZE] = {cg_supports_resize, cg_lower_resize, CG_LAY_FOLLOW},

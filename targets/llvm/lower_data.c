@@ -53,7 +53,25 @@ CG_LOWER(cg_lower_alias) {
   return QUILL_OK;
 }
 
+/* A transpose is its operand with the strides permuted (memplan.c makes
+ * it a view; the copy below only runs if the memplan declined). */
+bool cg_view_transpose(const quill_op *op, const cg_view *in, cg_view *out) {
+  unsigned r = in->rank;
+  int64_t perm[QUILL_MAX_RANK];
+  if (quill_op_attr_ints(op, "perm", perm, QUILL_MAX_RANK) != (int64_t)r)
+    for (unsigned d = 0; d < r; d++)
+      perm[d] = r - 1 - d;
+  for (unsigned d = 0; d < r; d++) {
+    if (perm[d] < 0 || perm[d] >= (int64_t)r || out->dims[d] != in->dims[perm[d]])
+      return false;
+    out->strides[d] = in->strides[perm[d]];
+  }
+  return true;
+}
+
 CG_LOWER(cg_lower_transpose) {
+  if (cg_val(c, quill_op_result(op, 0))->alias_of >= 0)
+    return QUILL_OK; /* a view */
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   unsigned r = x.rank;

@@ -13,7 +13,8 @@
  *   - storage: constants are views of a private global holding the dense
  *     data; graph inputs are input slots; a CG_ALIAS op (reshape and
  *     friends) whose operand is densely row-major shares its operand's
- *     slot; every other value gets a scratch slot. A returned value whose
+ *     slot, and an op with a view function (transpose) is a strided view
+ *     of its operand's storage; every other value gets a scratch slot. A returned value whose
  *     view covers its whole slot in row-major order turns that slot into
  *     the user's output buffer (written in place, no final copy).
  *   - liveness: a slot lives from its producer to the last use of any
@@ -173,6 +174,23 @@ quill_status cg_plan_values(cg *c) {
         continue;
       }
       set_layout(cv, result_chlast(c, op, cv->type));
+      const cg_lowering *lw = &cg_lowerings[quill_op_opcode(op)];
+      if (lw->view && r == 0) {
+        cg_value *x = cg_val(c, quill_op_operand(op, 0));
+        cg_view v = cv->view;
+        if (lw->view(op, &x->view, &v)) {
+          cg_value *root = x->alias_of >= 0 ? &c->vals[x->alias_of] : x;
+          cv->alias_of = (int)(root - c->vals);
+          cv->is_const = x->is_const;
+          cv->constant = x->constant;
+          cv->chlast = false;
+          v.slot = x->view.slot;
+          v.offset = x->view.offset;
+          v.global = NULL;
+          cv->view = v;
+          continue;
+        }
+      }
       if ((f & CG_ALIAS) && r == 0) {
         cg_value *x = cg_val(c, quill_op_operand(op, 0));
         if (cg_view_is_row_major(&x->view) &&
