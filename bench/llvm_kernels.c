@@ -3,10 +3,13 @@
  * the machine's measured VNNI peak (bench-llvm-kernels, not run by ctest).
  *
  *   bench-llvm-kernels [--isa PATH] [--threads N] [--reps R] [--filter S]
+ *                      [--tflite]
  *
  * For each layer shape (ResNet-18 / MobileNetV2-like qconv2d layers: u8
  * activations in NHWC as inside a network (NHWC input and output,
- * transposed to and from the op's NCHW views, which costs nothing), per-channel s8 weights, tflite requantization), the graph is
+ * transposed to and from the op's NCHW views, which costs nothing), per-channel s8 weights, f32 requantization with half_even rounding as
+ * the x86-vnni backend config does, or --tflite: fixed-point with tflite
+ * rounding), the graph is
  * compiled with the JIT and run R times; the best time is reported with
  * GOP/s (2 ops per multiply-accumulate) and the share of the peak. The peak
  * is measured in the same run: a loop of 14 independent vpdpbusd zmm
@@ -93,7 +96,7 @@ static const layer layers[] = {
     {"mb2 1x1 96->576 @14", 96, 576, 14, 14, 1, 1, 1},
 };
 
-static char *layer_text(const layer *l) {
+static char *layer_text(const layer *l, bool fixed) {
   int Cg = l->C / l->group, pad = l->K / 2;
   int OH = (l->H + 2 * pad - l->K) / l->stride + 1;
   int OW = (l->W + 2 * pad - l->K) / l->stride + 1;
@@ -122,17 +125,21 @@ static char *layer_text(const layer *l) {
                         l->M, Cg, l->K, l->K, l->M, Cg, l->K, l->K);
   n += (size_t)snprintf(t + n, cap - n,
                         "  %%y = qconv2d %%x, %%w {group = %d, strides = [%d, "
-                        "%d], pads = [%d, %d, %d, %d], rounding = \"tflite\", "
-                        "multiplier = [",
+                        "%d], pads = [%d, %d, %d, %d]",
                         l->group, l->stride, l->stride, pad, pad, pad, pad);
-  for (int m = 0; m < l->M; m++)
-    n += (size_t)snprintf(t + n, cap - n, "%s%d", m ? ", " : "",
-                          1073741824 + m * 1000);
-  n += (size_t)snprintf(t + n, cap - n, "], shift = [");
-  for (int m = 0; m < l->M; m++)
-    n += (size_t)snprintf(t + n, cap - n, "%s-8", m ? ", " : "");
+  if (fixed) {
+    n += (size_t)snprintf(t + n, cap - n,
+                          ", rounding = \"tflite\", multiplier = [");
+    for (int m = 0; m < l->M; m++)
+      n += (size_t)snprintf(t + n, cap - n, "%s%d", m ? ", " : "",
+                            1073741824 + m * 1000);
+    n += (size_t)snprintf(t + n, cap - n, "], shift = [");
+    for (int m = 0; m < l->M; m++)
+      n += (size_t)snprintf(t + n, cap - n, "%s-8", m ? ", " : "");
+    n += (size_t)snprintf(t + n, cap - n, "]");
+  }
   n += (size_t)snprintf(t + n, cap - n,
-                        "]} : tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
+                        "} : tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
                         "0.05:0>>\n  %%yh = transpose %%y {perm = [0, 2, 3, 1]} "
                         ": tensor<1x%dx%dx%dx!quant.uniform<u8:f32, 0.05:0>>\n"
                         "  return %%yh\n}\n",
@@ -145,6 +152,7 @@ int main(int argc, char **argv) {
   unsigned threads = 1;
   int reps = 20;
   const char *filter = NULL;
+  bool fixed = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--isa") && i + 1 < argc)
       quill_llvm_isa_parse(argv[++i], &isa);
@@ -154,6 +162,8 @@ int main(int argc, char **argv) {
       reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
       filter = argv[++i];
+    else if (!strcmp(argv[i], "--tflite"))
+      fixed = true;
   }
   double peak = vnni_peak() * threads;
   printf("VNNI peak (vpdpbusd zmm loop, %u thread%s): %.1f GMAC/s = %.1f "
@@ -166,7 +176,7 @@ int main(int argc, char **argv) {
     if (filter && !strstr(l->name, filter))
       continue;
     quill_context *ctx = quill_context_create(NULL, NULL);
-    char *text = layer_text(l);
+    char *text = layer_text(l, fixed);
     quill_module *m = quill_parse_module(ctx, text, strlen(text), l->name, 0);
     free(text);
     if (!m || quill_verify_module(m)) {

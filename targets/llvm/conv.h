@@ -65,4 +65,30 @@ bool cg_dot_applies(cg *c, const cg_dot_args *a);
 /* Emit the panel and compute stages (pads a->rq's per-channel arrays). */
 quill_status cg_dot_emit(cg *c, const cg_dot_args *a);
 
+/* panel.c: the kernels' input panel (see there). */
+typedef struct cg_panel {
+  bool u8;                  /* u8 domain, else i16 x - zp_x */
+  int64_t G, Cg, Cgp;       /* groups, channels per group (rounded) */
+  int64_t Hp, Wp;           /* rows, columns */
+  int64_t s_n, s_row, s_col; /* element strides */
+  int64_t zpu, zpx;         /* u8-domain zero point, x's zero point */
+  int slot;                 /* workspace, or -1: x is read in place */
+} cg_panel;
+
+/* x in NHWC order without gaps (size-1 dims ignored). */
+bool cg_nhwc_dense(const cg_view *x);
+/* Decide in place vs copy and allocate the workspace. */
+void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x, bool u8,
+                   int64_t Cgp, int64_t zpx, cg_panel *p);
+/* Emit the copy stage (nothing when x is read in place). */
+void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_panel *p);
+/* The panel's base pointer inside a stage. */
+LLVMValueRef cg_panel_base(cg *c, const cg_panel *p, const cg_view *x);
+
+/* conv_dw.c: depthwise convolution (one input channel per group, channel
+ * multiplier 1), vectorized over channels. */
+bool cg_dw_applies(cg *c, const cg_dot_args *a);
+quill_status cg_dw_emit(cg *c, const cg_dot_args *a);
+
 #endif /* QUILL_TARGETS_LLVM_CONV_H */

@@ -17,10 +17,15 @@
  *
  *      acc[p][v] += broadcast(x[row, (ow0 + p)*sw + j*dw, c..c+kg)) . w[v]
  *
- * Input panel. The kernel reads a panel [N][Hp][Wp][G][Cgp]: the input in
- * NHWC with the padding materialized and each group's channels rounded up
- * to kg. For the u8 kinds it holds x (u8 storage) or x ^ 0x80 = x + 128
- * (i8 storage), padding filled with that domain's zero point zpu, so
+ * Pixels are numbered across rows (p = oh * OW + ow) so tiles stay full
+ * whatever the row width; a tile whose pixels may straddle rows computes
+ * each pixel's panel address on entry. The last R = (OH*OW) % PIX pixels
+ * get an R-pixel tile.
+ *
+ * Input panel (panel.c): [N][Hp][Wp][G][Cgp], the input in NHWC with the
+ * padding materialized and each group's channels rounded up to kg. For the
+ * u8 kinds it holds x (u8 storage) or x ^ 0x80 = x + 128 (i8 storage),
+ * padding filled with that domain's zero point zpu, so
  *
  *   sum (x - zp_x)(w - zp_w) = sum xu * wc - zpu * sum(wc)
  *
@@ -32,8 +37,9 @@
  * the order the tile consumes them: [G][tiles][KH][KW][Cgp/kg][TW][kg].
  * Lanes past the last channel are zero; bias and requantization arrays are
  * padded so full-vector loads never leave their globals; stores of a
- * partial last vector are masked. Tasks are (n, group, tile, row[, chunk]),
- * tile-major so that a thread's consecutive tasks share their weights.
+ * partial last vector are masked. Tasks are (n, group, channel tile, pixel
+ * chunk), chunks innermost so that a thread's consecutive tasks share
+ * their weights.
  */
 #include <string.h>
 
@@ -45,22 +51,13 @@ typedef struct dot_plan {
   dot_kind kind;
   unsigned VL, kg, nreg, OCB, PIX;
   int64_t TW, ntiles, Cgp, C4;
-  bool prep, u8panel;
-  int64_t Hp, Wp;           /* panel rows and columns */
-  int64_t s_n, s_row, s_col; /* panel strides in elements */
-  int64_t zpu;              /* u8-domain zero point (u8 kinds) */
-  int64_t chunk, nchunks;   /* pixels per task along a row */
+  bool u8panel;
+  cg_panel pn;
+  int64_t npix;             /* OH * OW */
+  int64_t chunk, nchunks;   /* pixels per task (a multiple of PIX) */
 } dot_plan;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/* x stored in NHWC order without gaps (size-1 dims ignored). */
-static bool nhwc_dense(const cg_view *x) {
-  int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  return (C == 1 || x->strides[1] == 1) && (W == 1 || x->strides[3] == C) &&
-         (H == 1 || x->strides[2] == W * C) &&
-         (x->dims[0] == 1 || x->strides[0] == H * W * C);
-}
 
 /* Can vpmaddubsw run these weights without i16 saturation for any u8
  * input? Checked pair by pair, as the instruction sums them. */
@@ -130,27 +127,21 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   p->nreg = zmm || t->aarch64 ? 32 : 16;
   p->kg = p->kind == DOT_MUL ? 1 : p->kind == DOT_WD ? 2 : 4;
   p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW;
-  /* tile: up to 4 vectors of channels, as many pixels as registers allow */
+  /* tile: up to 4 vectors of channels (fewest lanes wasted on the last
+   * tile, then the widest), as many pixels as registers allow */
   int64_t Mg = a->g.Mg;
   int64_t nvec = ceil_div(Mg, p->VL);
-  p->OCB = (unsigned)(nvec >= 4 ? 4 : nvec);
-  if (p->nreg == 16 && p->OCB > 2)
-    p->OCB = 2;
+  unsigned maxo = p->nreg == 16 ? 2 : 4;
+  p->OCB = 1;
+  for (unsigned o = 1; o <= maxo && o <= nvec; o++)
+    if (ceil_div(nvec, o) * o <= ceil_div(nvec, p->OCB) * p->OCB)
+      p->OCB = o;
   unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
   unsigned pmax = (p->nreg - p->OCB - spare) / p->OCB;
-  if (pmax > 14)
-    pmax = 14;
-  int64_t OW = a->g.OW;
-  unsigned pix = pmax;
-  if (OW < pix)
-    pix = (unsigned)OW;
-  else if (OW % pix) /* prefer a width that divides the row */
-    for (unsigned q = pmax; q + 2 >= pmax && q > 0; q--)
-      if (OW % q == 0) {
-        pix = q;
-        break;
-      }
-  p->PIX = pix ? pix : 1;
+  if (pmax > 12)
+    pmax = 12;
+  int64_t npix = a->g.OH * a->g.OW;
+  p->PIX = npix < pmax ? (unsigned)(npix ? npix : 1) : pmax;
   p->TW = (int64_t)p->OCB * p->VL;
   p->ntiles = ceil_div(Mg, p->TW);
   p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;
@@ -217,85 +208,11 @@ static LLVMValueRef pack_bias(cg *c, const cg_dot_args *a, const dot_plan *p) {
     for (int64_t k = 0; k < K; k++)
       s += (uint32_t)a->wc[m * K + k];
     b[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) -
-           (p->u8panel ? (uint32_t)p->zpu * s : 0u);
+           (p->u8panel ? (uint32_t)p->pn.zpu * s : 0u);
   }
   LLVMValueRef gl = cg_const_global(c, "biasp", b, n * sizeof *b);
   quill_free(c->ctx, b, n * sizeof *b);
   return gl;
-}
-
-/* ---- the input panel --------------------------------------------------------- */
-
-static void emit_prep(cg *c, const cg_dot_args *a, dot_plan *p, int slot) {
-  const cg_conv_geom *g = &a->g;
-  const cg_view *x = &a->x;
-  LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
-  cg_stage_begin(c, "dot.panel", g->N * p->Hp);
-  LLVMValueRef xb = cg_view_base(c, x), pb = cg_slot_ptr(c, slot);
-  LLVMTypeRef xt = cg_elem_type(c, x->elem);
-  bool flip = p->u8panel && quill_type_is_signed(cg_storage(x->elem));
-  LLVMValueRef padv = p->u8panel ? cg_i8c(c, p->zpu) : cg_i16c(c, 0);
-  cg_loop lt, lw, lg, lc;
-  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef n = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, p->Hp), "");
-  LLVMValueRef r = LLVMBuildURem(c->b, lt.i, cg_i64c(c, p->Hp), "");
-  LLVMValueRef ih = LLVMBuildSub(c->b, r, cg_i64c(c, g->pt), "");
-  LLVMValueRef hin = LLVMBuildICmp(c->b, LLVMIntULT, ih, cg_i64c(c, g->H), "");
-  LLVMValueRef rowp = LLVMBuildAdd(
-      c->b, LLVMBuildMul(c->b, n, cg_i64c(c, p->s_n), ""),
-      LLVMBuildMul(c->b, r, cg_i64c(c, p->s_row), ""), "");
-  cg_for(c, &lw, 0, p->Wp, 1);
-  LLVMValueRef iw = LLVMBuildSub(c->b, lw.i, cg_i64c(c, g->pl), "");
-  LLVMValueRef inside = LLVMBuildAnd(
-      c->b, hin, LLVMBuildICmp(c->b, LLVMIntULT, iw, cg_i64c(c, g->W), ""), "");
-  LLVMValueRef colp = LLVMBuildAdd(
-      c->b, rowp, LLVMBuildMul(c->b, lw.i, cg_i64c(c, p->s_col), ""), "");
-  cg_if fi;
-  cg_if_begin(c, &fi, inside);
-  cg_for(c, &lg, 0, g->G, 1);
-  LLVMValueRef gp = LLVMBuildAdd(
-      c->b, colp, LLVMBuildMul(c->b, lg.i, cg_i64c(c, p->Cgp), ""), "");
-  LLVMValueRef xoff = LLVMBuildAdd(
-      c->b,
-      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, n, cg_i64c(c, x->strides[0]), ""),
-                   LLVMBuildMul(c->b, ih, cg_i64c(c, x->strides[2]), ""), ""),
-      LLVMBuildMul(c->b, iw, cg_i64c(c, x->strides[3]), ""), "");
-  xoff = LLVMBuildAdd(
-      c->b, xoff,
-      LLVMBuildMul(c->b, lg.i, cg_i64c(c, g->Cg * x->strides[1]), ""), "");
-  cg_for(c, &lc, 0, g->Cg, 1);
-  LLVMValueRef xv = cg_load(
-      c, xt,
-      cg_gep(c, xt, xb,
-             LLVMBuildAdd(c->b, xoff,
-                          LLVMBuildMul(c->b, lc.i, cg_i64c(c, x->strides[1]), ""),
-                          "")),
-      1);
-  LLVMValueRef v;
-  if (p->u8panel)
-    v = flip ? LLVMBuildXor(c->b, xv, cg_i8c(c, 0x80), "") : xv;
-  else
-    v = LLVMBuildSub(c->b, cg_widen_int(c, x->elem, xv, c->t_i16),
-                     cg_i16c(c, a->zpx), "");
-  cg_store(c, v, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, gp, lc.i, "")),
-           p->u8panel ? 1 : 2);
-  cg_loop_end(c, &lc);
-  if (p->Cgp > g->Cg) { /* channel padding: weights are 0 there */
-    cg_for(c, &lc, g->Cg, p->Cgp, 1);
-    cg_store(c, padv, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, gp, lc.i, "")),
-             p->u8panel ? 1 : 2);
-    cg_loop_end(c, &lc);
-  }
-  cg_loop_end(c, &lg);
-  cg_if_else(c, &fi);
-  cg_for(c, &lc, 0, g->G * p->Cgp, 1);
-  cg_store(c, padv, cg_gep(c, pt, pb, LLVMBuildAdd(c->b, colp, lc.i, "")),
-           p->u8panel ? 1 : 2);
-  cg_loop_end(c, &lc);
-  cg_if_end(c, &fi);
-  cg_loop_end(c, &lw);
-  cg_loop_end(c, &lt);
-  cg_stage_end(c);
 }
 
 /* ---- the micro-kernel ------------------------------------------------------------ */
@@ -304,8 +221,8 @@ typedef struct kstate {
   const cg_dot_args *a;
   const dot_plan *p;
   LLVMValueRef panel, wtile, biasp, yb;
-  LLVMValueRef n, oh, chbase, valid; /* valid: channels left in the tile */
-  LLVMValueRef acc[14 * 4];
+  LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
+  LLVMValueRef acc[12 * 4];
   LLVMTypeRef vt; /* <VL x i32> */
 } kstate;
 
@@ -346,16 +263,54 @@ static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
   }
 }
 
-/* One tile of P pixels starting at column ow0 (i64 value). */
-static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef ow0) {
+/* Panel and output element offsets of flattened pixel p. */
+static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
+                          LLVMValueRef *xo, LLVMValueRef *yo) {
+  const cg_conv_geom *g = &s->a->g;
+  const cg_panel *pn = &s->p->pn;
+  const cg_view *y = &s->a->y;
+  LLVMValueRef oh = LLVMBuildUDiv(c->b, p, cg_i64c(c, g->OW), "");
+  LLVMValueRef ow = LLVMBuildURem(c->b, p, cg_i64c(c, g->OW), "");
+  LLVMValueRef x = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, pn->s_n), ""),
+      LLVMBuildMul(c->b, oh, cg_i64c(c, g->sh * pn->s_row), ""), "");
+  *xo = LLVMBuildAdd(c->b, x,
+                     LLVMBuildMul(c->b, ow, cg_i64c(c, g->sw * pn->s_col), ""),
+                     "");
+  LLVMValueRef yy = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, y->strides[0]), ""),
+      LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), "");
+  yy = LLVMBuildAdd(c->b, yy,
+                    LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""), "");
+  *yo = LLVMBuildAdd(c->b, yy, s->chbase, "");
+}
+
+/* One tile of P pixels starting at flattened pixel p0. When the tile
+ * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
+ * from pixel 0; otherwise each pixel's offsets are computed on entry. */
+static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   const cg_dot_args *a = s->a;
   const dot_plan *p = s->p;
   const cg_conv_geom *g = &a->g;
+  const cg_panel *pn = &p->pn;
   unsigned VL = p->VL, OCB = p->OCB;
   LLVMTypeRef vt = s->vt;
   LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
   int64_t pe = p->u8panel ? 1 : 2;
   int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  bool inrow = g->OW % p->PIX == 0 && P == p->PIX;
+  LLVMValueRef xo[12], yo[12];
+  for (unsigned q = 0; q < P; q++) {
+    if (q > 0 && inrow) {
+      xo[q] = LLVMBuildAdd(c->b, xo[0],
+                           cg_i64c(c, (int64_t)q * g->sw * pn->s_col), "");
+      yo[q] = LLVMBuildAdd(c->b, yo[0],
+                           cg_i64c(c, (int64_t)q * a->y.strides[3]), "");
+    } else {
+      pixel_offsets(c, s, LLVMBuildAdd(c->b, p0, cg_i64c(c, q), ""), &xo[q],
+                    &yo[q]);
+    }
+  }
   /* acc = bias' */
   for (unsigned v = 0; v < OCB; v++) {
     LLVMValueRef bch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
@@ -363,24 +318,15 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef ow0) {
     for (unsigned q = 0; q < P; q++)
       cg_store(c, b, s->acc[q * OCB + v], 64);
   }
-  /* element offset of (n, oh*sh, ow0*sw) in the panel */
-  LLVMValueRef base = LLVMBuildAdd(
-      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, p->s_n), ""),
-      LLVMBuildMul(c->b, s->oh, cg_i64c(c, g->sh * p->s_row), ""), "");
-  base = LLVMBuildAdd(c->b, base,
-                      LLVMBuildMul(c->b, ow0, cg_i64c(c, g->sw * p->s_col), ""),
-                      "");
   cg_loop li, lj, lk;
   cg_for(c, &li, 0, g->KH, 1);
   cg_for(c, &lj, 0, g->KW, 1);
-  LLVMValueRef xo = LLVMBuildAdd(
-      c->b, base,
-      LLVMBuildAdd(c->b,
-                   LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * p->s_row), ""),
-                   LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * p->s_col), ""),
-                   ""),
-      "");
-  LLVMValueRef xp = cg_gep(c, pt, s->panel, xo);
+  LLVMValueRef tapo = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * pn->s_row), ""),
+      LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * pn->s_col), ""), "");
+  LLVMValueRef xp[12];
+  for (unsigned q = 0; q < P; q++)
+    xp[q] = cg_gep(c, pt, s->panel, LLVMBuildAdd(c->b, xo[q], tapo, ""));
   LLVMValueRef tap = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->KW), ""), lj.i, "");
   LLVMValueRef wp = cg_gep8(
@@ -399,10 +345,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef ow0) {
   }
   LLVMValueRef ck = LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg * pe), "");
   for (unsigned q = 0; q < P; q++) {
-    LLVMValueRef bp = cg_gep8(
-        c, xp,
-        LLVMBuildAdd(c->b, ck, cg_i64c(c, (int64_t)q * g->sw * p->s_col * pe),
-                     ""));
+    LLVMValueRef bp = cg_gep8(c, xp[q], ck);
     LLVMValueRef xs = p->kind == DOT_MUL
                           ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
                                           c->t_i32, "")
@@ -422,59 +365,60 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef ow0) {
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, VL);
   unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
-  for (unsigned q = 0; q < P; q++) {
-    LLVMValueRef ow = LLVMBuildAdd(c->b, ow0, cg_i64c(c, q), "");
-    LLVMValueRef yo = LLVMBuildAdd(
-        c->b,
-        LLVMBuildAdd(c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, y->strides[0]), ""),
-                     LLVMBuildMul(c->b, s->oh, cg_i64c(c, y->strides[2]), ""), ""),
-        LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""), "");
-    yo = LLVMBuildAdd(c->b, yo, s->chbase, "");
-    for (unsigned v = 0; v < OCB; v++) {
-      LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
-      LLVMValueRef r = cg_requant_apply(
-          c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64), ch, true);
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
+    /* lanes left in this vector: valid - v*VL */
+    LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, v * VL), "");
+    LLVMValueRef r[12];
+    for (unsigned q = 0; q < P; q++) {
+      r[q] = cg_requant_apply(c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64),
+                              ch, true);
       if (!raw)
-        r = LLVMBuildTrunc(c->b, r, yvt, "");
-      LLVMValueRef dst = cg_gep(c, yet, s->yb,
-                                LLVMBuildAdd(c->b, yo, cg_i64c(c, v * VL), ""));
-      /* lanes left in this vector: valid - v*VL */
-      LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, v * VL), "");
-      cg_if fu;
-      cg_if_begin(c, &fu, LLVMBuildICmp(c->b, LLVMIntSGE, left,
-                                        cg_i64c(c, VL), ""));
-      cg_store(c, r, dst, yal);
-      cg_if_else(c, &fu);
-      cg_if fp;
-      cg_if_begin(c, &fp, LLVMBuildICmp(c->b, LLVMIntSGT, left,
-                                        cg_i64c(c, 0), ""));
-      LLVMValueRef lanes[16];
-      for (unsigned l = 0; l < VL; l++)
-        lanes[l] = cg_i64c(c, l);
-      LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
-                                        LLVMConstVector(lanes, VL),
-                                        cg_splat(c, left, VL), "");
-      LLVMTypeRef ov[2] = {yvt, c->t_ptr};
-      cg_intrinsic(c, "llvm.masked.store", ov, 2,
-                   (LLVMValueRef[]){r, dst, cg_i32c(c, yal), mask}, 4);
-      cg_if_end(c, &fp);
-      cg_if_end(c, &fu);
+        r[q] = LLVMBuildTrunc(c->b, r[q], yvt, "");
     }
+    cg_if fu;
+    cg_if_begin(c, &fu,
+                LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, VL), ""));
+    for (unsigned q = 0; q < P; q++)
+      cg_store(c, r[q],
+               cg_gep(c, yet, s->yb,
+                      LLVMBuildAdd(c->b, yo[q], cg_i64c(c, v * VL), "")),
+               yal);
+    cg_if_else(c, &fu);
+    cg_if fp;
+    cg_if_begin(c, &fp,
+                LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
+    LLVMValueRef lanes[16];
+    for (unsigned l = 0; l < VL; l++)
+      lanes[l] = cg_i64c(c, l);
+    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
+                                      LLVMConstVector(lanes, VL),
+                                      cg_splat(c, left, VL), "");
+    LLVMTypeRef ov[2] = {yvt, c->t_ptr};
+    for (unsigned q = 0; q < P; q++)
+      cg_intrinsic(c, "llvm.masked.store", ov, 2,
+                   (LLVMValueRef[]){r[q],
+                                    cg_gep(c, yet, s->yb,
+                                           LLVMBuildAdd(c->b, yo[q],
+                                                        cg_i64c(c, v * VL), "")),
+                                    cg_i32c(c, yal), mask},
+                   4);
+    cg_if_end(c, &fp);
+    cg_if_end(c, &fu);
   }
 }
 
 static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
-                         int panel_slot, LLVMValueRef wg, LLVMValueRef bg) {
+                         LLVMValueRef wg, LLVMValueRef bg) {
   const cg_conv_geom *g = &a->g;
-  int64_t ntasks = g->N * g->G * p->ntiles * g->OH * p->nchunks;
+  int64_t ntasks = g->N * g->G * p->ntiles * p->nchunks;
   cg_stage_begin(c, "dot", ntasks);
   kstate s;
   memset(&s, 0, sizeof s);
   s.a = a;
   s.p = p;
   s.vt = LLVMVectorType(c->t_i32, p->VL);
-  s.panel = panel_slot >= 0 ? cg_slot_ptr(c, panel_slot)
-                            : cg_view_base(c, &a->x);
+  LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
   s.yb = cg_view_base(c, &a->y);
   s.biasp = bg;
   for (unsigned i = 0; i < p->PIX * p->OCB; i++) {
@@ -486,8 +430,6 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   LLVMValueRef t = lt.i;
   LLVMValueRef chunk = LLVMBuildURem(c->b, t, cg_i64c(c, p->nchunks), "");
   t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->nchunks), "");
-  s.oh = LLVMBuildURem(c->b, t, cg_i64c(c, g->OH), "oh");
-  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->OH), "");
   LLVMValueRef tile = LLVMBuildURem(c->b, t, cg_i64c(c, p->ntiles), "tile");
   t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
   LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "g");
@@ -507,26 +449,24 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   s.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "valid");
   /* the panel pointer of this group */
   s.panel = cg_gep8(
-      c, s.panel,
+      c, panel,
       LLVMBuildMul(c->b, gr, cg_i64c(c, p->Cgp * (p->u8panel ? 1 : 2)), ""));
-  LLVMValueRef ow_lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
-  LLVMValueRef ow_hi = cg_min_s(
-      c, LLVMBuildAdd(c->b, ow_lo, cg_i64c(c, p->chunk), ""), cg_i64c(c, g->OW));
-  /* full tiles while ow + PIX <= ow_hi, then single pixels */
-  LLVMValueRef full_end = LLVMBuildSub(c->b, ow_hi, cg_i64c(c, p->PIX - 1), "");
-  cg_loop lo;
-  cg_loop_begin(c, &lo, ow_lo, full_end, p->PIX);
-  micro_kernel(c, &s, p->PIX, lo.i);
-  cg_loop_end(c, &lo);
-  if (p->PIX > 1) {
-    /* first column not covered by the full tiles */
-    LLVMValueRef cnt = LLVMBuildSub(c->b, ow_hi, ow_lo, "");
-    LLVMValueRef rest = LLVMBuildSub(
-        c->b, ow_hi, LLVMBuildURem(c->b, cnt, cg_i64c(c, p->PIX), ""), "");
-    cg_loop l1;
-    cg_loop_begin(c, &l1, rest, ow_hi, 1);
-    micro_kernel(c, &s, 1, l1.i);
-    cg_loop_end(c, &l1);
+  LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
+  LLVMValueRef hi = cg_min_s(
+      c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""), cg_i64c(c, p->npix));
+  /* full tiles while p + PIX <= hi; the global remainder at the end */
+  cg_loop lp;
+  cg_loop_begin(c, &lp, lo,
+                LLVMBuildSub(c->b, hi, cg_i64c(c, p->PIX - 1), ""), p->PIX);
+  micro_kernel(c, &s, p->PIX, lp.i);
+  cg_loop_end(c, &lp);
+  unsigned R = (unsigned)(p->npix % p->PIX);
+  if (R) {
+    cg_if fr;
+    cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntEQ, hi,
+                                      cg_i64c(c, p->npix), ""));
+    micro_kernel(c, &s, R, cg_i64c(c, p->npix - R));
+    cg_if_end(c, &fr);
   }
   cg_loop_end(c, &lt);
   cg_stage_end(c);
@@ -537,40 +477,18 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   if (!plan_kind(c, a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  bool signed_x = quill_type_is_signed(cg_storage(a->x.elem));
-  p.zpu = p.u8panel ? a->zpx + (signed_x ? 128 : 0) : 0;
-  int64_t hneed = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
-  int64_t wneed = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-  bool direct = p.u8panel && !signed_x && nhwc_dense(&a->x) && g->pt == 0 &&
-                g->pl == 0 && hneed <= g->H && wneed <= g->W &&
-                p.Cgp == g->Cg && a->x.offset == 0;
-  int panel_slot = -1;
-  if (direct) {
-    p.s_col = g->C;
-    p.s_row = g->W * g->C;
-    p.s_n = g->H * g->W * g->C;
-  } else {
-    int64_t h1 = g->H + g->pt, w1 = g->W + g->pl;
-    p.Hp = hneed > h1 ? hneed : h1;
-    p.Wp = wneed > w1 ? wneed : w1;
-    p.s_col = g->G * p.Cgp;
-    p.s_row = p.Wp * p.s_col;
-    p.s_n = p.Hp * p.s_row;
-    size_t bytes = (size_t)(g->N * p.s_n) * (p.u8panel ? 1 : 2) + 64;
-    panel_slot = cg_workspace(c, bytes);
-    emit_prep(c, a, &p, panel_slot);
-  }
-  /* long rows with few of them (matmul): split rows into chunks */
-  p.chunk = g->OW;
-  p.nchunks = 1;
-  if (g->OH * g->N * g->G * p.ntiles < 8 && g->OW > 4 * (int64_t)p.PIX) {
-    p.chunk = 4 * (int64_t)p.PIX;
-    p.nchunks = ceil_div(g->OW, p.chunk);
-  }
+  cg_panel_plan(c, g, &a->x, p.u8panel, p.Cgp, a->zpx, &p.pn);
+  cg_panel_emit(c, g, &a->x, &p.pn);
+  /* pixel chunks: about 8 per (image, group, tile), multiples of PIX */
+  p.npix = g->OH * g->OW;
+  int64_t tiles = ceil_div(p.npix, p.PIX);
+  int64_t per = ceil_div(tiles, 8);
+  p.chunk = per * p.PIX;
+  p.nchunks = ceil_div(p.npix, p.chunk);
   a->rq->pad = (size_t)p.TW + 16;
   LLVMValueRef wg = pack_weights(c, a, &p), bg = pack_bias(c, a, &p);
   if (c->status)
     return c->status;
-  emit_compute(c, a, &p, panel_slot, wg, bg);
+  emit_compute(c, a, &p, wg, bg);
   return c->status;
 }
