@@ -177,6 +177,13 @@ int main(int argc, char **argv) {
       continue;
     quill_context *ctx = quill_context_create(NULL, NULL);
     char *text = layer_text(l, fixed);
+    if (getenv("QUILL_BENCH_DUMP")) { /* the graph, for quill compile */
+      FILE *f = fopen(getenv("QUILL_BENCH_DUMP"), "w");
+      if (f) {
+        fputs(text, f);
+        fclose(f);
+      }
+    }
     quill_module *m = quill_parse_module(ctx, text, strlen(text), l->name, 0);
     free(text);
     if (!m || quill_verify_module(m)) {

@@ -17,6 +17,8 @@
  *     centered values fit the instruction's operand type and a constant
  *     bias, on the target's ISA (vpdpbusd zmm/ymm, vpmaddubsw/vpmaddwd, or
  *     plain LLVM vectors);
+ *   - the depthwise kernel (conv_dw.c) for group == C with one output
+ *     channel per group, vectorized over channels;
  *   - portable loops (here), for everything else: any storage, runtime
  *     weights or bias. Constant weights are pre-centered into an i32 table
  *     laid out so the innermost loop runs over contiguous output channels:
@@ -446,8 +448,9 @@ CG_LOWER(cg_lower_qconv2d) {
   if (g.N * g.M * g.OH * g.OW == 0) {
     st = QUILL_OK;
   } else if (dot_args(c, op, &g, &q, &a)) {
-    st = cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
-                               : cg_conv_portable(c, op, &g, &q);
+    st = cg_dw_applies(c, &a)    ? cg_dw_emit(c, &a)
+         : cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
+                                 : cg_conv_portable(c, op, &g, &q);
     dot_args_free(c, &a);
   } else {
     st = c->status ? c->status : cg_conv_portable(c, op, &g, &q);
