@@ -11,6 +11,10 @@
  *   cmake -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang-19 -DQUILL_FUZZ=ON
  *   cmake --build build-fuzz --target fuzz-onnx
  *   ./build-fuzz/fuzz-onnx -max_total_time=60 fuzz/corpus/onnx
+ *
+ * .ci/run seeds it with fuzz/corpus/onnx (small models of each op family,
+ * the quantized ops and legacy opsets) plus every model of ONNX's node
+ * tests from libonnx-testdata.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ctx)
     return 0;
   quill_diag_set_handler(ctx, silent, NULL);
-  quill_onnx_options opts = {NULL, 0, "/nonexistent-quill-fuzz-dir"};
+  quill_onnx_options opts = {NULL, 0, "/nonexistent-quill-fuzz-dir", NULL, 0};
   quill_module *m = quill_onnx_import_buffer(ctx, data, size, "fuzz.onnx",
                                              &opts);
   if (!m) {

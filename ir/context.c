@@ -198,6 +198,8 @@ static bool ident_eq(const void *entry, const void *key) {
 }
 
 quill_ident quill_ident_getn(quill_context *ctx, const char *s, size_t n) {
+  if (n == 0)
+    s = ""; /* callers may pass NULL for an empty string */
   ident_key k = {s, n};
   uint64_t h = quill_hash_bytes(0, s, n);
   char *e = quill_uniq_lookup(&ctx->idents, h, ident_eq, &k);

@@ -548,10 +548,17 @@ static quill_status same_shape_quant(quill_context *ctx, const quill_op *op) {
   return st;
 }
 
-/* quantize: float -> quant with that float as expressed type. */
+/* quantize: float -> quant with that float as expressed type; optional
+ * `rounding` (a policy of ir/quant.h, default half_even). */
 quill_status quill_verify_quantize(quill_context *ctx, const quill_op *op) {
+  static const char *const roundings[] = {"half_even", "half_away",
+                                          "half_up", "tflite", NULL};
+  const char *rounding;
   quill_status st =
       quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
+  if (quill_vop_attr_choice(ctx, op, "rounding", "half_even", roundings,
+                            &rounding))
+    st = QUILL_ERR_INVALID;
   quill_type *r = quill_vop_result_type(op, 0), *re = quill_type_elem(r);
   if (!quill_type_is_quant(re))
     st = quill_vop_fail_types(ctx, op,
@@ -600,7 +607,7 @@ quill_status quill_verify_requantize(quill_context *ctx, const quill_op *op) {
                               "result type %s has a different expressed type "
                               "than operand type %s",
                               r, quill_vop_operand_type(op, 0));
-  if (same_shape_quant(ctx, op))
+  if (same_shape_quant(ctx, op) || quill_vop_requantize_attrs(ctx, op))
     st = QUILL_ERR_INVALID;
   return st;
 }

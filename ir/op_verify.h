@@ -86,9 +86,35 @@ quill_status quill_vop_integer_operands(quill_context *ctx,
 /* Result element quantized or i32; requantization attributes valid:
  * rounding one of the policies, multiplier/shift int lists of length 1 or
  * `channels`, both or neither, multiplier in [0, 2^31), shift in [-31, 62];
- * an i32 result takes no multiplier/shift. */
+ * an i32 result takes no multiplier/shift (nor act_min/act_max). */
 quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
                                       int64_t channels);
+
+/* `rounding`: one of the policies of ir/quant.h (default half_even). */
+quill_status quill_vop_rounding(quill_context *ctx, const quill_op *op);
+/* `multiplier` (ints in [0, 2^31)) and `shift` (ints in [-31, 62]): both or
+ * neither, equal lengths of n1 or n2 elements (n2 < 0: n1 only); *present
+ * tells whether they are there. */
+quill_status quill_vop_fixed_point(quill_context *ctx, const quill_op *op,
+                                   int64_t n1, int64_t n2, bool *present);
+/* Optional int attributes `act_min` / `act_max` (a fused activation in the
+ * quantized domain): only with a quantized result `elem`, qmin <= act_min
+ * <= act_max <= qmax. */
+quill_status quill_vop_act_range(quill_context *ctx, const quill_op *op,
+                                 const quill_type *elem);
+
+/* ---- quantized data movement and pooling (ir/op_verify_q.c) -------------- */
+
+/* For ops that move stored values (data movement, max pooling) or average
+ * them (avgpool): if any of the first `n_data` operands or any result is
+ * quantized, all of them must have the same per-tensor quantized element
+ * type. QUILL_OK for float/integer ops. */
+quill_status quill_vop_quant_passthrough(quill_context *ctx,
+                                         const quill_op *op, unsigned n_data);
+/* requantize's attributes: rounding, and fixed-point multiplier/shift (one
+ * each) only between per-tensor types. */
+quill_status quill_vop_requantize_attrs(quill_context *ctx,
+                                        const quill_op *op);
 
 /* ---- fused activations (ir/op_verify_fused.c) ------------------------------ */
 

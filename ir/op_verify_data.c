@@ -14,8 +14,14 @@
  * Where the result type carries the information (reshape's shape, split's
  * sizes, resize's sizes), the check goes the other way: the declared
  * shapes must be consistent with the operand.
+ *
+ * Quantized tensors pass through with one per-tensor quant type for
+ * operand and result (quill_vop_quant_passthrough): pad then pads the zero
+ * point ('value' must be 0), resize only picks (mode nearest).
  */
 #include "ir/op_verify.h"
+
+#include <string.h>
 
 /* Run a shape helper's verdict: on failure report "'op' op <what>: why". */
 static quill_status shape_verdict(quill_context *ctx, const quill_op *op,
@@ -26,10 +32,16 @@ static quill_status shape_verdict(quill_context *ctx, const quill_op *op,
   return st;
 }
 
-/* Result element type must match operand 0's; check the inferred shape. */
+/* Result element type must match operand 0's; check the inferred shape.
+ * Quantized data: one quant type throughout (concat: every operand). */
 static quill_status same_elem_result(quill_context *ctx, const quill_op *op,
                                      unsigned i, const quill_shape *s) {
-  return quill_vop_expect_result(ctx, op, i, s, quill_vop_operand_elem(op, 0));
+  if (quill_vop_expect_result(ctx, op, i, s, quill_vop_operand_elem(op, 0)))
+    return QUILL_ERR_INVALID;
+  unsigned n_data = quill_op_opcode(op) == QUILL_OP_CONCAT
+                        ? quill_op_num_operands(op)
+                        : 1;
+  return quill_vop_quant_passthrough(ctx, op, n_data);
 }
 
 /* concat x... {axis} */
@@ -157,6 +169,9 @@ quill_status quill_verify_pad(quill_context *ctx, const quill_op *op) {
   bool ok = quill_shape_pad(&in, pads, &out, &why);
   if (shape_verdict(ctx, op, ok, "invalid attribute 'pads'", &why))
     return QUILL_ERR_INVALID;
+  if (quill_type_is_quant(quill_vop_operand_elem(op, 0)) && value != 0.0)
+    return quill_vop_fail(ctx, op, "a quantized operand pads with its zero "
+                                   "point: 'value' must be 0");
   return same_elem_result(ctx, op, 0, &out);
 }
 
@@ -183,7 +198,7 @@ quill_status quill_verify_reshape(quill_context *ctx, const quill_op *op) {
     quill_strbuf_free(&sr);
     return QUILL_ERR_INVALID;
   }
-  return QUILL_OK;
+  return quill_vop_quant_passthrough(ctx, op, 1);
 }
 
 /* flatten x {axis = 1} */
@@ -277,16 +292,16 @@ static const char *const resize_modes[] = {"nearest", "linear", "cubic",
 static const char *const resize_coord_modes[] = {
     "half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
     "align_corners", "asymmetric",           "tf_crop_and_resize",
-    NULL};
+    "tf_half_pixel_for_nn", NULL};
 static const char *const resize_nearest_modes[] = {
     "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
 
 /* resize x {mode, coordinate_transformation_mode, nearest_mode} : T
  * (sizes from the result type: same rank and element type). */
 quill_status quill_verify_resize(quill_context *ctx, const quill_op *op) {
-  const char *s;
+  const char *s, *mode = "nearest";
   quill_status st = QUILL_OK;
-  if (quill_vop_attr_choice(ctx, op, "mode", "nearest", resize_modes, &s) ||
+  if (quill_vop_attr_choice(ctx, op, "mode", "nearest", resize_modes, &mode) ||
       quill_vop_attr_choice(ctx, op, "coordinate_transformation_mode",
                             "half_pixel", resize_coord_modes, &s) ||
       quill_vop_attr_choice(ctx, op, "nearest_mode", "round_prefer_floor",
@@ -299,5 +314,12 @@ quill_status quill_verify_resize(quill_context *ctx, const quill_op *op) {
                               "result type %s must have the rank and element "
                               "type of operand type %s",
                               r, a);
-  return st;
+  if (st)
+    return st;
+  if (quill_vop_quant_passthrough(ctx, op, 1))
+    return QUILL_ERR_INVALID;
+  if (quill_type_is_quant(quill_type_elem(a)) && strcmp(mode, "nearest") != 0)
+    return quill_vop_fail(ctx, op, "resizes quantized tensors in mode "
+                                   "'nearest' only");
+  return QUILL_OK;
 }

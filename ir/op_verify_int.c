@@ -1,7 +1,9 @@
 /*
  * op_verify_int.c - verifiers for the integer ops: the shared checks of
  * qconv2d/qmatmul operands and requantization attributes, scast and
- * dynamic_quantize.
+ * dynamic_quantize. The attribute checks (rounding, multiplier/shift,
+ * act_min/act_max) are shared with qadd, qmul, lut and requantize
+ * (ir/op_verify_q.c).
  *
  * An integer op computes an i32 accumulator from quantized operands
  *
@@ -36,9 +38,10 @@ quill_status quill_vop_integer_operands(quill_context *ctx,
   return QUILL_OK;
 }
 
-/* Read an int list attribute for requantization; *len = -1 if absent. */
+/* Read an int list attribute for requantization; *len = -1 if absent. Its
+ * length must be n1 or n2 (n2 < 0: only n1). */
 static quill_status requant_list(quill_context *ctx, const quill_op *op,
-                                 const char *name, int64_t channels,
+                                 const char *name, int64_t n1, int64_t n2,
                                  int64_t lo, int64_t hi, int64_t *len) {
   const quill_attr *a = quill_op_attr(op, name);
   *len = -1;
@@ -48,10 +51,15 @@ static quill_status requant_list(quill_context *ctx, const quill_op *op,
     return quill_vop_fail(ctx, op, "attribute '%s' must be a list of ints",
                           name);
   size_t n = quill_attr_list_size(a);
-  if (n != 1 && (channels < 0 || (int64_t)n != channels))
-    return quill_vop_fail(ctx, op, "attribute '%s' must have 1 or %lld "
+  if ((int64_t)n != n1 && (n2 < 0 || (int64_t)n != n2)) {
+    if (n2 < 0 || n2 == n1)
+      return quill_vop_fail(ctx, op, "attribute '%s' must have %lld "
+                                     "element%s, got %zu",
+                            name, (long long)n1, n1 == 1 ? "" : "s", n);
+    return quill_vop_fail(ctx, op, "attribute '%s' must have %lld or %lld "
                                    "elements, got %zu",
-                          name, (long long)channels, n);
+                          name, (long long)n1, (long long)n2, n);
+  }
   for (size_t i = 0; i < n; i++) {
     const quill_attr *e = quill_attr_list_elem(a, i);
     if (quill_attr_kind_of(e) != QUILL_ATTR_INT)
@@ -68,6 +76,50 @@ static quill_status requant_list(quill_context *ctx, const quill_op *op,
   return QUILL_OK;
 }
 
+quill_status quill_vop_rounding(quill_context *ctx, const quill_op *op) {
+  const char *rounding;
+  return quill_vop_attr_choice(ctx, op, "rounding", "half_even", roundings,
+                               &rounding);
+}
+
+quill_status quill_vop_fixed_point(quill_context *ctx, const quill_op *op,
+                                   int64_t n1, int64_t n2, bool *present) {
+  int64_t nm, ns;
+  *present = false;
+  if (requant_list(ctx, op, "multiplier", n1, n2, 0, INT64_C(0x7fffffff),
+                   &nm) ||
+      requant_list(ctx, op, "shift", n1, n2, -31, 62, &ns))
+    return QUILL_ERR_INVALID;
+  if ((nm < 0) != (ns < 0) || (nm >= 0 && nm != ns))
+    return quill_vop_fail(ctx, op, "attributes 'multiplier' and 'shift' must "
+                                   "be given together, with equal lengths");
+  *present = nm >= 0;
+  return QUILL_OK;
+}
+
+quill_status quill_vop_act_range(quill_context *ctx, const quill_op *op,
+                                 const quill_type *elem) {
+  int64_t lo, hi;
+  bool has_lo = quill_op_attr(op, "act_min") != NULL;
+  bool has_hi = quill_op_attr(op, "act_max") != NULL;
+  if (!has_lo && !has_hi)
+    return QUILL_OK;
+  if (!quill_type_is_quant(elem))
+    return quill_vop_fail(ctx, op, "'act_min'/'act_max' need a quantized "
+                                   "result");
+  int64_t qmin = quill_type_quant_qmin(elem), qmax = quill_type_quant_qmax(elem);
+  if (quill_vop_attr_int(ctx, op, "act_min", qmin, &lo) ||
+      quill_vop_attr_int(ctx, op, "act_max", qmax, &hi))
+    return QUILL_ERR_INVALID;
+  if (lo < qmin || lo > qmax || hi < qmin || hi > qmax || lo > hi)
+    return quill_vop_fail(ctx, op, "'act_min' (%lld) and 'act_max' (%lld) "
+                                   "must satisfy %lld <= act_min <= act_max "
+                                   "<= %lld",
+                          (long long)lo, (long long)hi, (long long)qmin,
+                          (long long)qmax);
+  return QUILL_OK;
+}
+
 quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
                                       int64_t channels) {
   quill_type *re = quill_type_elem(quill_vop_result_type(op, 0));
@@ -78,22 +130,14 @@ quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
                                 quill_vop_result_type(op, 0), NULL);
   if (!acc && quill_type_quant_axis_of(re) >= 0)
     return quill_vop_fail(ctx, op, "result must be quantized per tensor");
-  const char *rounding;
-  if (quill_vop_attr_choice(ctx, op, "rounding", "half_even", roundings,
-                            &rounding))
+  bool fixed;
+  if (quill_vop_rounding(ctx, op) ||
+      quill_vop_fixed_point(ctx, op, 1, channels, &fixed))
     return QUILL_ERR_INVALID;
-  int64_t nm, ns;
-  if (requant_list(ctx, op, "multiplier", channels, 0, INT64_C(0x7fffffff),
-                   &nm) ||
-      requant_list(ctx, op, "shift", channels, -31, 62, &ns))
-    return QUILL_ERR_INVALID;
-  if ((nm < 0) != (ns < 0) || (nm >= 0 && nm != ns))
-    return quill_vop_fail(ctx, op, "attributes 'multiplier' and 'shift' must "
-                                   "be given together, with equal lengths");
-  if (acc && nm >= 0)
+  if (acc && fixed)
     return quill_vop_fail(ctx, op, "an i32 (accumulator) result takes no "
                                    "'multiplier'/'shift'");
-  return QUILL_OK;
+  return quill_vop_act_range(ctx, op, re);
 }
 
 /* scast: integer tensor <-> quantized tensor with that storage type, same

@@ -429,12 +429,45 @@ quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
 
 /* maxpool/avgpool x {kernel_shape, strides, pads, dilations, ceil_mode,
  * count_include_pad, storage_order, auto_pad} */
+/* Pooling of quantized tensors: one per-tensor quant type in and out,
+ * except global_avgpool, whose result type may differ (a requantizing
+ * mean, optionally with fixed-point {multiplier, shift}); averages take a
+ * `rounding` (for quantized operands only). */
+static quill_status quantized_pool_attrs(quill_context *ctx,
+                                         const quill_op *op) {
+  quill_opcode o = quill_op_opcode(op);
+  quill_type *xe = quill_vop_operand_elem(op, 0);
+  quill_type *ye = quill_type_elem(quill_vop_result_type(op, 0));
+  bool fixed = false;
+  if (o == QUILL_OP_GLOBAL_AVGPOOL && quill_type_is_quant(xe) &&
+      quill_type_is_quant(ye)) {
+    /* the requantizing mean: per-tensor types that may differ, optional
+     * fixed-point {multiplier, shift} */
+    if (quill_type_quant_axis_of(xe) >= 0 || quill_type_quant_axis_of(ye) >= 0)
+      return quill_vop_fail(ctx, op, "quantized operands must be quantized "
+                                     "per tensor");
+    if (quill_vop_fixed_point(ctx, op, 1, -1, &fixed))
+      return QUILL_ERR_INVALID;
+  } else if (quill_vop_quant_passthrough(ctx, op, 1))
+    return QUILL_ERR_INVALID;
+  if (o != QUILL_OP_AVGPOOL && o != QUILL_OP_GLOBAL_AVGPOOL)
+    return QUILL_OK;
+  if (!quill_type_is_quant(xe))
+    return quill_op_attr(op, "rounding")
+               ? quill_vop_fail(ctx, op, "'rounding' applies to quantized "
+                                         "operands only")
+               : QUILL_OK;
+  return quill_vop_rounding(ctx, op);
+}
+
 quill_status quill_verify_pool(quill_context *ctx, const quill_op *op) {
   bool is_max = quill_op_opcode(op) == QUILL_OP_MAXPOOL;
   quill_status st = quill_vop_expect_operand_elem(
       ctx, op, 0,
       QUILL_EC_FLOAT | QUILL_EC_QUANT | (is_max ? QUILL_EC_INT : 0),
       is_max ? "a numeric" : "a float or quantized");
+  if (!st && quantized_pool_attrs(ctx, op))
+    return QUILL_ERR_INVALID;
   quill_shape xs, out;
   quill_vop_operand_shape(op, 0, &xs);
   if (xs.rank < 3)
@@ -464,7 +497,8 @@ quill_status quill_verify_pool(quill_context *ctx, const quill_op *op) {
 quill_status quill_verify_global_pool(quill_context *ctx, const quill_op *op) {
   if (quill_vop_expect_operand_elem(ctx, op, 0,
                                     QUILL_EC_FLOAT | QUILL_EC_QUANT,
-                                    "a float or quantized"))
+                                    "a float or quantized") ||
+      quantized_pool_attrs(ctx, op))
     return QUILL_ERR_INVALID;
   quill_shape xs, out;
   quill_vop_operand_shape(op, 0, &xs);

@@ -140,3 +140,80 @@ int64_t quill_requant_float(int64_t acc, float scale, quill_rounding r) {
   float v = (float)acc * scale;
   return quill_round((double)v, r);
 }
+
+/* ---- values ------------------------------------------------------------------ */
+
+int64_t quill_quantize_value(double x, double scale, int64_t zp, int64_t qmin,
+                             int64_t qmax, bool f64, quill_rounding r) {
+  double q = f64 ? x / scale : (double)((float)x / (float)scale);
+  int64_t v = isnan(q) ? 0 : quill_round(q, r); /* saturates to int64 */
+  if (v >= qmax - zp)
+    return qmax;
+  if (v <= qmin - zp)
+    return qmin;
+  return v + zp;
+}
+
+double quill_dequantize_value(int64_t q, double scale, int64_t zp, bool f64) {
+  if (f64)
+    return (double)(q - zp) * scale;
+  return (double)((float)(q - zp) * (float)scale);
+}
+
+int64_t quill_div_round(int64_t n, int64_t d, quill_rounding r) {
+  if (r == QUILL_ROUND_TFLITE)
+    return n > 0 ? (n + d / 2) / d : (n - d / 2) / d;
+  int64_t q = n / d, rem = n % d;
+  if (rem < 0) { /* floor division: 0 <= rem < d */
+    q -= 1;
+    rem += d;
+  }
+  int64_t rest = d - rem; /* n/d = q + rem/d; compare rem/d with 1/2 */
+  if (rem > rest)
+    return q + 1;
+  if (rem < rest)
+    return q;
+  switch (r) { /* exact tie: q + 0.5 */
+  case QUILL_ROUND_HALF_EVEN:
+    return (q & 1) ? q + 1 : q;
+  case QUILL_ROUND_HALF_UP:
+    return q + 1;
+  default:
+    return q >= 0 ? q + 1 : q;
+  }
+}
+
+/* ---- fixed-point parameters ------------------------------------------------- */
+
+double quill_product_multiplier(double s_x, double s_w, double s_y) {
+  return (double)(float)s_x * (double)(float)s_w / (double)(float)s_y;
+}
+
+double quill_requant_multiplier(double s_x, double s_y) {
+  return (double)(float)s_x / (double)(float)s_y;
+}
+
+int quill_qadd_left_shift(unsigned bits) { return bits <= 8 ? 20 : 15; }
+
+bool quill_qadd_params_compute(double s_a, double s_b, double s_y,
+                               int left_shift, quill_qadd_params *p) {
+  double fa = (float)s_a, fb = (float)s_b, fy = (float)s_y;
+  double twice = 2.0 * (fa > fb ? fa : fb);
+  double real[3] = {fa / twice, fb / twice,
+                    twice / (ldexp(1.0, left_shift) * fy)};
+  p->left_shift = left_shift;
+  for (int i = 0; i < 3; i++)
+    if (!(real[i] > 0.0) ||
+        !quill_quantize_multiplier(real[i], &p->multiplier[i], &p->shift[i]))
+      return false;
+  return true;
+}
+
+int64_t quill_qadd_fixed(int64_t da, int64_t db, const quill_qadd_params *p,
+                         quill_rounding r) {
+  int64_t one = INT64_C(1) << p->left_shift;
+  int64_t ra = quill_requant_fixed(da * one, p->multiplier[0], p->shift[0], r);
+  int64_t rb = quill_requant_fixed(db * one, p->multiplier[1], p->shift[1], r);
+  int32_t sum = (int32_t)(uint32_t)((uint64_t)ra + (uint64_t)rb);
+  return quill_requant_fixed(sum, p->multiplier[2], p->shift[2], r);
+}

@@ -47,6 +47,63 @@ int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
 int64_t quill_requant_float(int64_t acc, float scale, quill_rounding r);
 float quill_requant_scale_f32(double s_x, double s_w, double s_y);
 
+/* ---- values (the quantize / dequantize ops, docs/quantization.md 2) ----- */
+
+/* The stored value of real x: clamp(zp + round_r(x / scale), qmin, qmax).
+ * x / scale is an f32 division of (float)x by (float)scale, or an f64 one
+ * when f64 (the expressed type); NaN quantizes to zp. This is the reference
+ * `quantize` kernel's definition and the one fuse-qdq uses for activation
+ * bounds and lut tables. */
+int64_t quill_quantize_value(double x, double scale, int64_t zp, int64_t qmin,
+                             int64_t qmax, bool f64, quill_rounding r);
+/* The real value of stored q: (q - zp) * scale in f32 ((float)(q - zp) *
+ * (float)scale), or in f64 when f64. */
+double quill_dequantize_value(int64_t q, double scale, int64_t zp, bool f64);
+
+/* n / d (d > 0) rounded with the policy: exactly for half_even, half_away
+ * and half_up; tflite is TFLite's integer average pool,
+ * n > 0 ? (n + d/2) / d : (n - d/2) / d with C (truncating) division. */
+int64_t quill_div_round(int64_t n, int64_t d, quill_rounding r);
+
+/* ---- fixed-point parameters of the integer ops (section 3) ---------------
+ *
+ * Every real multiplier is computed the way TFLite's kernels compute it
+ * from the f32 scales a .tflite file stores: each scale is first rounded
+ * to f32, then the formula is evaluated in f64. So a model exported to
+ * TFLite requantizes with exactly the multipliers Quill computed. */
+
+/* The real multiplier of an integer product requantized to scale s_y:
+ * (f64)(f32)s_x * (f64)(f32)s_w / (f64)(f32)s_y (qconv2d, qmatmul, qmul;
+ * TFLite's PopulateConvolutionQuantizationParams and Mul). */
+double quill_product_multiplier(double s_x, double s_w, double s_y);
+/* The real multiplier of requantize: (f64)(f32)s_x / (f64)(f32)s_y. */
+double quill_requant_multiplier(double s_x, double s_y);
+
+/* TFLite's ADD: each operand is centered, shifted left by left_shift and
+ * scaled to the common scale 2*max(s_a, s_b); the sum is scaled to s_y. */
+typedef struct quill_qadd_params {
+  int left_shift;        /* 20 for 8-bit operands, 15 for 16-bit */
+  int32_t multiplier[3]; /* a, b, result */
+  int shift[3];
+} quill_qadd_params;
+
+/* The left shift for operands of `bits` storage bits: 20 up to 8 bits, 15
+ * up to 16 bits (TFLite's choice; (2^bits - 1) << left_shift < 2^31). */
+int quill_qadd_left_shift(unsigned bits);
+/* Fill p for scales s_a, s_b, s_y (all > 0): with m = 2 * max(f32 s_a,
+ * f32 s_b), the multipliers of s_a / m, s_b / m and m / (2^left_shift *
+ * s_y) (quill_quantize_multiplier, in f64 from the f32 scales). Returns
+ * false if a multiplier does not decompose. */
+bool quill_qadd_params_compute(double s_a, double s_b, double s_y,
+                               int left_shift, quill_qadd_params *p);
+/* The qadd sum v (before + zp_y and the clamp) of centered operands
+ * da = a - zp_a, db = b - zp_b:
+ *   v = R_y(R_a(da << left_shift) + R_b(db << left_shift))
+ * each R a quill_requant_fixed with the policy (the sum wraps modulo 2^32
+ * like an int32 register). */
+int64_t quill_qadd_fixed(int64_t da, int64_t db, const quill_qadd_params *p,
+                         quill_rounding r);
+
 static inline int64_t quill_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }

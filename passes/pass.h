@@ -69,6 +69,10 @@ const char *quill_pass_option(quill_pass_state *ps, const char *key);
  * default returned with *err set (err may be NULL). */
 int64_t quill_pass_option_int(quill_pass_state *ps, const char *key,
                               int64_t dflt, quill_status *err);
+/* A non-string input handed to the manager with quill_pass_manager_set_input
+ * (e.g. "calibration-data", a quill_calib_dataset *), or NULL if none was
+ * set under `key`. Borrowed: the pass must not free it. */
+void *quill_pass_input(quill_pass_state *ps, const char *key);
 /* Add n to the named statistic of the current pass (--pass-statistics). */
 void quill_pass_stat_add(quill_pass_state *ps, const char *stat, uint64_t n);
 /* Mark that the pass changed nothing (lets the manager keep properties). */
@@ -96,6 +100,21 @@ quill_status quill_pass_manager_add_pass(quill_pass_manager *pm,
 /* Parse "a,b{k=v},c" and append each pass. Reports the column of errors. */
 quill_status quill_pass_manager_parse_pipeline(quill_pass_manager *pm,
                                                const char *pipeline);
+
+/* Hand a non-string input to the passes of this manager under `key` (the
+ * key is copied). Pipeline text can only carry strings; this carries what
+ * cannot be written in it, such as an in-memory calibration dataset. Keys
+ * in use:
+ *
+ *   "calibration-data"   quill_calib_dataset * (passes/calib_data.h), read
+ *                        by `calibrate` when it has no data= option
+ *
+ * The value is borrowed: the caller keeps ownership and must keep it alive
+ * until the last quill_pass_manager_run() returns. Setting a key again
+ * replaces the value; value NULL removes it. QUILL_ERR_NOMEM on allocation
+ * failure (nothing changed). */
+quill_status quill_pass_manager_set_input(quill_pass_manager *pm,
+                                          const char *key, void *value);
 
 typedef struct quill_pass_manager_options {
   bool verify_each;         /* verify after each pass (default true) */

@@ -24,6 +24,10 @@
  * verify_each is off; IR dumps use MLIR's banner
  * "// -----// IR Dump After cse //----- //".
  *
+ * Non-string inputs (an in-memory calibration dataset) are handed over with
+ * quill_pass_manager_set_input(pm, key, ptr) and read by passes with
+ * quill_pass_input(ps, key): a small borrowed key -> pointer table.
+ *
  * Pass options are "key=value" words separated by blanks. The keys a pass
  * accepts are those documented in its descriptor's `options` string, which
  * has the same shape ("max-iterations=N"); a documented value of `N` means
@@ -59,6 +63,12 @@ typedef struct pm_opt {
   char *value;
 } pm_opt;
 
+/* A non-string input for passes (quill_pass_manager_set_input). */
+typedef struct pm_input {
+  char *key;
+  void *value; /* borrowed */
+} pm_input;
+
 typedef struct pm_entry {
   const quill_pass *pass;
   pm_opt *opts;
@@ -73,6 +83,8 @@ struct quill_pass_manager {
   unsigned num_entries, cap_entries;
   pm_record **records;
   unsigned num_records, cap_records;
+  pm_input *inputs;
+  unsigned num_inputs, cap_inputs;
   unsigned valid; /* QUILL_PROP_* currently known to hold */
   double total_seconds, verify_seconds;
 };
@@ -157,6 +169,9 @@ void quill_pass_manager_destroy(quill_pass_manager *pm) {
   for (unsigned i = 0; i < pm->num_records; ++i)
     free_record(ctx, pm->records[i]);
   quill_free(ctx, pm->records, pm->cap_records * sizeof *pm->records);
+  for (unsigned i = 0; i < pm->num_inputs; ++i)
+    quill_string_free(ctx, pm->inputs[i].key);
+  quill_free(ctx, pm->inputs, pm->cap_inputs * sizeof *pm->inputs);
   quill_free(ctx, pm, sizeof *pm);
 }
 
@@ -164,6 +179,31 @@ void quill_pass_manager_set_options(quill_pass_manager *pm,
                                     const quill_pass_manager_options *o) {
   if (o)
     pm->o = *o;
+}
+
+quill_status quill_pass_manager_set_input(quill_pass_manager *pm,
+                                          const char *key, void *value) {
+  for (unsigned i = 0; i < pm->num_inputs; ++i) {
+    if (strcmp(pm->inputs[i].key, key) != 0)
+      continue;
+    if (value) {
+      pm->inputs[i].value = value;
+      return QUILL_OK;
+    }
+    quill_string_free(pm->ctx, pm->inputs[i].key);
+    pm->inputs[i] = pm->inputs[--pm->num_inputs];
+    return QUILL_OK;
+  }
+  if (!value)
+    return QUILL_OK;
+  if (grow(pm->ctx, (void **)&pm->inputs, &pm->cap_inputs, pm->num_inputs,
+           sizeof *pm->inputs))
+    return QUILL_ERR_NOMEM;
+  char *k = quill_strdup(pm->ctx, key);
+  if (!k)
+    return QUILL_ERR_NOMEM;
+  pm->inputs[pm->num_inputs++] = (pm_input){k, value};
+  return QUILL_OK;
 }
 
 static pm_record *new_record(quill_pass_manager *pm, const quill_pass *p,
@@ -459,6 +499,14 @@ const char *quill_pass_option(quill_pass_state *ps, const char *key) {
   for (unsigned i = ps->num_opts; i-- > 0;)
     if (strcmp(ps->opts[i].key, key) == 0)
       return ps->opts[i].value;
+  return NULL;
+}
+
+void *quill_pass_input(quill_pass_state *ps, const char *key) {
+  const quill_pass_manager *pm = ps->pm;
+  for (unsigned i = 0; i < pm->num_inputs; ++i)
+    if (strcmp(pm->inputs[i].key, key) == 0)
+      return pm->inputs[i].value;
   return NULL;
 }
 

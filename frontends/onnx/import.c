@@ -1,11 +1,12 @@
 /*
  * import.c - the ONNX importer's driver: protobuf decoding, model checks,
- * graph arguments and results, initializers, node sorting and dispatch.
+ * node sorting and dispatch, graph results (graph inputs: inputs.c).
  *
  *   bytes --onnx__model_proto__unpack (protobuf-c, generated)--> ModelProto
- *     1. opset of the default domain (7..17; newer: best effort + warning)
+ *     1. opset of the default domain (7..17; older and newer: op by op)
  *     2. every node's op type looked up in the op table; all unknown ones
- *        are reported together: "unsupported ONNX ops: Foo (2 nodes: a, b)"
+ *        are reported together: "unsupported ONNX ops: Foo (2 nodes: a, b)";
+ *        then every node whose op version at that opset is not handled
  *     3. graph arguments = inputs that are not initializers, with shapes
  *        from the model or --input-shape (symbolic dims need the latter)
  *     4. used initializers -> constant ops
@@ -47,19 +48,13 @@ static void pb_free(void *ud, void *ptr) {
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static quill_status model_error(onnx_importer *im, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static quill_status model_error(onnx_importer *im, const char *fmt, ...) {
+quill_status onnx_model_error(onnx_importer *im, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   quill_diag_emitv(im->ctx, quill_loc_named(im->ctx, im->model_name),
                    QUILL_DIAG_ERROR, fmt, ap);
   va_end(ap);
   return QUILL_ERR_INVALID;
-}
-
-static bool is_default_domain(const char *d) {
-  return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
 /* The display name of node i: its name, or "<OpType>_<i>". */
@@ -76,25 +71,65 @@ static quill_status check_opset(onnx_importer *im, const Onnx__ModelProto *mp) {
   im->opset = -1;
   for (size_t i = 0; i < mp->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-    if (is_default_domain(o->domain) && o->has_version)
+    if (onnx_is_default_domain(o->domain) && o->has_version)
       im->opset = o->version;
   }
   if (im->opset < 0)
-    return model_error(im, "ONNX model '%s' does not import the default "
+    return onnx_model_error(im, "ONNX model '%s' does not import the default "
                            "operator set",
                        im->model_name);
-  if (im->opset < ONNX_MIN_OPSET)
-    return model_error(im, "ONNX model '%s' uses opset %lld; supported opsets "
-                           "are %d to %d",
+  if (im->opset < 1)
+    return onnx_model_error(im, "ONNX model '%s' uses opset %lld; supported opsets "
+                           "are %d to %d (older and newer ones op by op)",
                        im->model_name, (long long)im->opset, ONNX_MIN_OPSET,
                        ONNX_MAX_OPSET);
-  if (im->opset > ONNX_MAX_OPSET)
-    quill_diag_emit(im->ctx, quill_loc_named(im->ctx, im->model_name),
-                    QUILL_DIAG_WARNING,
-                    "ONNX model '%s' uses opset %lld, newer than %d: "
-                    "importing on a best-effort basis",
-                    im->model_name, (long long)im->opset, ONNX_MAX_OPSET);
+  quill_loc loc = quill_loc_named(im->ctx, im->model_name);
+  if (im->opset < ONNX_MIN_OPSET)
+    quill_diag_emit(im->ctx, loc, QUILL_DIAG_WARNING,
+                    "ONNX model '%s' uses opset %lld, older than %d: "
+                    "importing each op's legacy version on a best-effort "
+                    "basis",
+                    im->model_name, (long long)im->opset, ONNX_MIN_OPSET);
+  if (im->opset > ONNX_NEWEST_OPSET)
+    quill_diag_emit(im->ctx, loc, QUILL_DIAG_WARNING,
+                    "ONNX model '%s' uses opset %lld, newer than %d (the "
+                    "newest Quill knows): importing on a best-effort basis",
+                    im->model_name, (long long)im->opset, ONNX_NEWEST_OPSET);
   return QUILL_OK;
+}
+
+/* Each supported node's op version in effect must be one its import
+ * function handles; every node that fails this is reported. */
+static quill_status check_versions(onnx_importer *im,
+                                   const Onnx__GraphProto *gp) {
+  quill_context *ctx = im->ctx;
+  quill_status st = QUILL_OK;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    const Onnx__NodeProto *nd = gp->node[i];
+    const onnx_op_entry *e = onnx_op_lookup(nd->domain, nd->op_type);
+    if (!e || !onnx_is_default_domain(nd->domain))
+      continue;
+    int v = onnx_op_version(e, im->opset);
+    if (v >= e->oldest)
+      continue;
+    const char *name = node_name(ctx, nd, i);
+    if (!name)
+      return QUILL_ERR_NOMEM;
+    if (v == 0)
+      quill_error(ctx, quill_loc_named(ctx, name),
+                  "%s node '%s': %s is not in the default operator set "
+                  "before opset %d (the model uses opset %lld)",
+                  nd->op_type, name, nd->op_type, e->since[0],
+                  (long long)im->opset);
+    else
+      quill_error(ctx, quill_loc_named(ctx, name),
+                  "%s node '%s': %s-%d (the version in opset %lld) is not "
+                  "supported; Quill handles %s from version %d (opset %d)",
+                  nd->op_type, name, nd->op_type, v, (long long)im->opset,
+                  nd->op_type, e->oldest, e->oldest);
+    st = QUILL_ERR_INVALID;
+  }
+  return st;
 }
 
 /* ---- unsupported ops, all at once ------------------------------------------ */
@@ -113,10 +148,10 @@ static quill_status check_ops(onnx_importer *im, const Onnx__GraphProto *gp) {
   for (size_t i = 0; !st && i < gp->n_node; i++) {
     const Onnx__NodeProto *nd = gp->node[i];
     const char *op = nd->op_type ? nd->op_type : "";
-    if (is_default_domain(nd->domain) && onnx_op_lookup(op))
+    if (onnx_op_lookup(nd->domain, op))
       continue;
     char buf[256];
-    if (is_default_domain(nd->domain))
+    if (onnx_is_default_domain(nd->domain))
       snprintf(buf, sizeof buf, "%s", op);
     else
       snprintf(buf, sizeof buf, "%s.%s", nd->domain, op);
@@ -155,194 +190,13 @@ static quill_status check_ops(onnx_importer *im, const Onnx__GraphProto *gp) {
                           list[k].key, list[k].count,
                           list[k].count == 1 ? "" : "s",
                           quill_strbuf_str(&list[k].nodes));
-    st = model_error(im, "%s", quill_strbuf_str(&sb));
+    st = onnx_model_error(im, "%s", quill_strbuf_str(&sb));
     quill_strbuf_free(&sb);
   }
   for (size_t k = 0; k < n; k++)
     quill_strbuf_free(&list[k].nodes);
   quill_free(ctx, list, n * sizeof *list);
   return st;
-}
-
-/* ---- graph arguments ------------------------------------------------------- */
-
-/* The user shape for input `name`, or NULL. */
-static quill_status user_shape(onnx_importer *im, const char *name,
-                               quill_shape *s, bool *found) {
-  *found = false;
-  for (unsigned i = 0; im->opts && i < im->opts->num_input_shapes; i++) {
-    const char *nm;
-    size_t len;
-    if (onnx_parse_input_shape(im->ctx, im->opts->input_shapes[i], &nm, &len,
-                               s))
-      return QUILL_ERR_INVALID;
-    if (strlen(name) == len && !memcmp(nm, name, len)) {
-      *found = true;
-      return QUILL_OK;
-    }
-  }
-  return QUILL_OK;
-}
-
-static quill_status arg_type(onnx_importer *im, const Onnx__ValueInfoProto *vi,
-                             quill_type **out) {
-  const char *name = vi->name;
-  quill_context *ctx = im->ctx;
-  quill_loc loc = quill_loc_named(ctx, name);
-  if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
-    return quill_error(ctx, loc, "input '%s' is not a tensor", name);
-  const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
-  quill_type *elem = onnx_elem_type(ctx, tt->elem_type);
-  if (!elem)
-    return quill_error(ctx, loc, "input '%s' has unsupported element type %s",
-                       name, onnx_data_type_name(tt->elem_type));
-  quill_shape s;
-  bool found;
-  if (user_shape(im, name, &s, &found))
-    return QUILL_ERR_INVALID;
-  if (found) {
-    if (tt->shape && tt->shape->n_dim != s.rank)
-      return quill_error(ctx, loc,
-                         "input shape for '%s' has rank %u but the model "
-                         "declares rank %zu",
-                         name, s.rank, tt->shape->n_dim);
-  } else {
-    if (!tt->shape)
-      return quill_error(ctx, loc,
-                         "input '%s' has no shape; pass --input-shape %s=...",
-                         name, name);
-    if (tt->shape->n_dim > QUILL_MAX_RANK)
-      return quill_error(ctx, loc, "input '%s' has rank %zu (at most %d)",
-                         name, tt->shape->n_dim, QUILL_MAX_RANK);
-    s.rank = (unsigned)tt->shape->n_dim;
-    for (unsigned i = 0; i < s.rank; i++) {
-      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-          d->dim_value >= 0) {
-        s.dims[i] = d->dim_value;
-      } else if (d->value_case ==
-                 ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
-        return quill_error(ctx, loc,
-                           "input '%s' has symbolic dimension '%s' at index "
-                           "%u; pass --input-shape %s=...",
-                           name, d->dim_param, i, name);
-      } else {
-        return quill_error(ctx, loc,
-                           "input '%s' has an unknown dimension at index %u; "
-                           "pass --input-shape %s=...",
-                           name, i, name);
-      }
-    }
-  }
-  *out = quill_shape_type(ctx, &s, elem);
-  return *out ? QUILL_OK : QUILL_ERR_NOMEM;
-}
-
-/* Every --input-shape must name a graph argument. */
-static quill_status check_user_shapes(onnx_importer *im, onnx_map *args) {
-  for (unsigned i = 0; im->opts && i < im->opts->num_input_shapes; i++) {
-    const char *nm;
-    size_t len;
-    quill_shape s;
-    if (onnx_parse_input_shape(im->ctx, im->opts->input_shapes[i], &nm, &len,
-                               &s))
-      return QUILL_ERR_INVALID;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), nm);
-    if (!onnx_map_get(args, buf))
-      return model_error(im, "input shape given for '%s', which is not a graph "
-                             "input",
-                         buf);
-  }
-  return QUILL_OK;
-}
-
-static void sanitize(const char *in, char *out, size_t cap) {
-  size_t n = 0;
-  if (!in || !*in)
-    in = "main";
-  if (*in >= '0' && *in <= '9')
-    out[n++] = '_';
-  for (; *in && n + 1 < cap; in++) {
-    char c = *in;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
-    out[n++] = ok ? c : '_';
-  }
-  out[n] = 0;
-}
-
-static quill_status build_args(onnx_importer *im, quill_module *m,
-                               const Onnx__GraphProto *gp, onnx_map *inits) {
-  quill_context *ctx = im->ctx;
-  size_t nin = gp->n_input, nargs = 0;
-  quill_type **types = quill_calloc(ctx, nin ? nin : 1, sizeof *types);
-  const Onnx__ValueInfoProto **vis =
-      quill_calloc(ctx, nin ? nin : 1, sizeof *vis);
-  onnx_map argmap;
-  onnx_map_init(&argmap, ctx);
-  quill_status st = types && vis ? QUILL_OK : QUILL_ERR_NOMEM;
-  for (size_t i = 0; !st && i < nin; i++) {
-    const Onnx__ValueInfoProto *vi = gp->input[i];
-    if (!vi->name || !*vi->name || onnx_map_get(inits, vi->name))
-      continue;
-    if (onnx_map_get(&argmap, vi->name)) {
-      st = model_error(im, "graph input '%s' is declared twice", vi->name);
-      break;
-    }
-    st = onnx_map_put(&argmap, vi->name, (void *)vi);
-    vis[nargs++] = vi;
-  }
-  if (!st)
-    st = check_user_shapes(im, &argmap);
-  for (size_t i = 0; !st && i < nargs; i++)
-    st = arg_type(im, vis[i], &types[i]);
-  char gname[256];
-  sanitize(gp->name, gname, sizeof gname);
-  if (!st) {
-    im->graph = quill_graph_create(m, gname, (unsigned)nargs, types, 0, NULL);
-    if (!im->graph)
-      st = QUILL_ERR_NOMEM;
-  }
-  for (size_t i = 0; !st && i < nargs; i++) {
-    quill_value *v = quill_graph_arg(im->graph, (unsigned)i);
-    if (quill_value_set_name(v, vis[i]->name) ||
-        onnx_map_put(&im->values, vis[i]->name, v))
-      st = QUILL_ERR_NOMEM;
-  }
-  onnx_map_free(&argmap);
-  quill_free(ctx, types, (nin ? nin : 1) * sizeof *types);
-  quill_free(ctx, vis, (nin ? nin : 1) * sizeof *vis);
-  return st;
-}
-
-static quill_status build_initializers(onnx_importer *im,
-                                       const Onnx__GraphProto *gp) {
-  quill_context *ctx = im->ctx;
-  for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto *t = gp->initializer[i];
-    if (!t->name || !*t->name || !onnx_map_get(&im->used, t->name) ||
-        onnx_map_get(&im->values, t->name))
-      continue;
-    quill_loc loc = quill_loc_named(ctx, t->name);
-    const quill_attr *a;
-    quill_status st = onnx_tensor_to_attr(im, t, loc, &a);
-    if (st)
-      return st;
-    quill_type *ty = quill_attr_dense_type(a);
-    quill_named_attr na = {quill_ident_get(ctx, "value"), a};
-    quill_op *op = na.name ? quill_op_create(im->graph, QUILL_OP_CONSTANT, 0,
-                                             NULL, 1, &ty, 1, &na, loc)
-                           : NULL;
-    if (!op)
-      return QUILL_ERR_NOMEM;
-    quill_op_insert_at_end(im->graph, op);
-    quill_value *v = quill_op_result(op, 0);
-    if (quill_value_set_name(v, t->name) ||
-        onnx_map_put(&im->values, t->name, v))
-      return QUILL_ERR_NOMEM;
-  }
-  return QUILL_OK;
 }
 
 /* ---- sorting and node import ------------------------------------------------ */
@@ -407,7 +261,7 @@ static quill_status sort_nodes(onnx_importer *im, const Onnx__GraphProto *gp,
       if (!done[i])
         quill_strbuf_printf(&sb, "%s%s", k++ ? ", " : "",
                             node_name(ctx, gp->node[i], i));
-    st = model_error(im, "the ONNX graph has a cycle: nodes %s cannot be "
+    st = onnx_model_error(im, "the ONNX graph has a cycle: nodes %s cannot be "
                          "sorted topologically",
                      quill_strbuf_str(&sb));
     quill_strbuf_free(&sb);
@@ -421,7 +275,7 @@ static quill_status sort_nodes(onnx_importer *im, const Onnx__GraphProto *gp,
 static quill_status import_node(onnx_importer *im, const Onnx__NodeProto *nd,
                                 size_t index) {
   quill_context *ctx = im->ctx;
-  const onnx_op_entry *e = onnx_op_lookup(nd->op_type);
+  const onnx_op_entry *e = onnx_op_lookup(nd->domain, nd->op_type);
   onnx_node n = {0};
   n.proto = nd;
   n.op_type = nd->op_type;
@@ -430,6 +284,7 @@ static quill_status import_node(onnx_importer *im, const Onnx__NodeProto *nd,
     return QUILL_ERR_NOMEM;
   n.loc = quill_loc_named(ctx, n.name);
   n.opset = im->opset;
+  n.version = onnx_op_version(e, im->opset);
   n.num_inputs = (unsigned)nd->n_input;
   n.num_outputs = (unsigned)nd->n_output;
   n.flags = e->flags;
@@ -463,7 +318,7 @@ static quill_status build_results(onnx_importer *im,
     const char *nm = gp->output[i]->name;
     vals[i] = nm ? onnx_map_get(&im->values, nm) : NULL;
     if (!vals[i])
-      st = model_error(im, "graph output '%s' is not produced by any node",
+      st = onnx_model_error(im, "graph output '%s' is not produced by any node",
                        nm ? nm : "");
     else
       types[i] = quill_value_type(vals[i]);
@@ -508,10 +363,14 @@ static quill_status import_graph(onnx_importer *im, quill_module *m,
     if (gp->initializer[i]->name)
       st = onnx_map_put(&inits, gp->initializer[i]->name, gp->initializer[i]);
   if (!st)
-    st = build_args(im, m, gp, &inits);
+    st = onnx_check_bindings(im, gp);
+  if (!st)
+    st = onnx_build_args(im, m, gp, &inits);
   onnx_map_free(&inits);
   if (!st)
-    st = build_initializers(im, gp);
+    st = onnx_build_bindings(im);
+  if (!st)
+    st = onnx_build_initializers(im, gp);
   size_t *order = NULL;
   if (!st) {
     order = quill_calloc(im->ctx, gp->n_node ? gp->n_node : 1, sizeof *order);
@@ -547,28 +406,34 @@ static quill_module *import_model(quill_context *ctx, const void *data,
   onnx_map_init(&im.values, ctx);
   onnx_map_init(&im.infos, ctx);
   onnx_map_init(&im.used, ctx);
+  unsigned errors = quill_diag_error_count(ctx);
   ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
   Onnx__ModelProto *mp = onnx__model_proto__unpack(&al, len, data);
   quill_module *m = NULL;
   quill_status st = QUILL_OK;
   if (!mp)
-    st = model_error(&im, "failed to parse ONNX model '%s': not a valid "
+    st = onnx_model_error(&im, "failed to parse ONNX model '%s': not a valid "
                           "protobuf",
                      name);
   else if (!mp->graph)
-    st = model_error(&im, "ONNX model '%s' has no graph", name);
+    st = onnx_model_error(&im, "ONNX model '%s' has no graph", name);
   if (!st)
     st = check_ops(&im, mp->graph);
   if (!st)
     st = check_opset(&im, mp);
+  if (!st)
+    st = check_versions(&im, mp->graph);
   if (!st) {
     m = quill_module_create(ctx);
     st = m ? import_graph(&im, m, mp->graph) : QUILL_ERR_NOMEM;
   }
   if (!st)
     st = quill_verify_module(m);
-  if (st == QUILL_ERR_NOMEM)
-    model_error(&im, "out of memory while importing ONNX model '%s'", name);
+  /* Import functions map any failure of a helper to QUILL_ERR_INVALID, so
+   * an allocation failure may arrive as either status: whenever nothing
+   * was reported, say so rather than fail silently. */
+  if (st && (st == QUILL_ERR_NOMEM || quill_diag_error_count(ctx) == errors))
+    onnx_model_error(&im, "out of memory while importing ONNX model '%s'", name);
   if (st && m) {
     quill_module_destroy(m);
     m = NULL;

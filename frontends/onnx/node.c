@@ -121,11 +121,11 @@ quill_status onnx_attr_string(onnx_importer *im, const onnx_node *n,
   *out = dflt;
   if (st || !a)
     return st;
+  if (a->s.len && memchr(a->s.data, '\0', a->s.len))
+    return onnx_error(im, n, "attribute '%s' contains a NUL byte", name);
   quill_ident s = quill_ident_getn(im->ctx, (const char *)a->s.data, a->s.len);
   if (!s)
     return QUILL_ERR_NOMEM;
-  if (strlen(s) != a->s.len)
-    return onnx_error(im, n, "attribute '%s' contains a NUL byte", name);
   *out = s;
   return QUILL_OK;
 }
@@ -142,7 +142,8 @@ quill_status onnx_attr_ints(onnx_importer *im, const onnx_node *n,
   if (a->n_ints > max)
     return onnx_error(im, n, "attribute '%s' has %zu elements (at most %zu)",
                       name, a->n_ints, max);
-  memcpy(out, a->ints, a->n_ints * sizeof *out);
+  if (a->n_ints)
+    memcpy(out, a->ints, a->n_ints * sizeof *out);
   *len = (int64_t)a->n_ints;
   return QUILL_OK;
 }
@@ -238,6 +239,20 @@ static bool should_fold(const onnx_node *n, const quill_op *op) {
   for (unsigned i = 0; i < nops; i++)
     if (!quill_value_constant(quill_op_operand(op, i)))
       return false;
+  bool empty_result = false, empty_operand = false;
+  for (unsigned i = 0; i < quill_op_num_results(op); i++) {
+    int64_t cnt = quill_type_num_elements(quill_value_type(quill_op_result(op, i)));
+    if (cnt < 0 || cnt > ONNX_FOLD_MAX_ELEMENTS)
+      return false;
+    empty_result |= cnt == 0;
+  }
+  for (unsigned i = 0; i < nops; i++)
+    empty_operand |= quill_type_num_elements(
+                         quill_value_type(quill_op_operand(op, i))) == 0;
+  /* Empty results fold without running a kernel (fold()); kernels are not
+   * run on empty operands for non-empty results. */
+  if (empty_operand && !empty_result)
+    return false;
   if (n->flags & ONNX_OPF_FOLD)
     return true;
   for (unsigned i = 0; i < quill_op_num_results(op); i++) {
@@ -260,7 +275,12 @@ static quill_status fold(onnx_importer *im, quill_op *op, quill_value **res) {
   if (!st)
     st = quill_ref_outputs_alloc(ctx, op, outs);
   if (!st) {
-    st = quill_ref_eval_op(ctx, op, ins, outs);
+    /* Nothing to compute when every result is empty. */
+    bool empty = true;
+    for (unsigned i = 0; i < nres; i++)
+      empty &= quill_tensor_num_elements(&outs[i]) == 0;
+    if (!empty)
+      st = quill_ref_eval_op(ctx, op, ins, outs);
     for (unsigned i = 0; !st && i < nres; i++) {
       const quill_attr *a = quill_tensor_to_attr(ctx, &outs[i]);
       quill_named_attr na = {quill_ident_get(ctx, "value"), a};
@@ -396,6 +416,11 @@ quill_status onnx_set_output(onnx_importer *im, const onnx_node *n,
   if (quill_value_set_name(v, name) || onnx_map_put(&im->values, name, v))
     return QUILL_ERR_NOMEM;
   return QUILL_OK;
+}
+
+bool onnx_output_used(onnx_importer *im, const onnx_node *n, unsigned i) {
+  return i < n->proto->n_output && n->proto->output[i][0] &&
+         onnx_map_get(&im->used, n->proto->output[i]);
 }
 
 quill_status onnx_check_unused_outputs(onnx_importer *im, const onnx_node *n,

@@ -10,6 +10,8 @@
  * names. Result types come from static shape inference (ir/shape.h) and are
  * checked against the model's value_info when present.
  *
+ * Graph inputs can be bound to constant tensors (options.bindings).
+ *
  * Every problem (corrupt protobuf, unknown ops, bad attributes, shapes that
  * do not fit, dangling edges, cycles, symbolic dims without a user shape) is
  * reported through the context's diagnostic handler, located at the node;
@@ -19,6 +21,14 @@
 #define QUILL_FRONTENDS_ONNX_ONNX_H
 
 #include "ir/ir.h"
+#include "targets/reference/ref.h"
+
+/* A graph input bound to a constant at import time (see
+ * quill_onnx_options.bindings). */
+typedef struct quill_onnx_binding {
+  const char *name;           /* the ONNX graph input's name */
+  const quill_tensor *value;  /* borrowed; copied during the import */
+} quill_onnx_binding;
 
 typedef struct quill_onnx_options {
   /* User shapes for graph inputs, each "name=d0,d1,..." (e.g.
@@ -31,6 +41,17 @@ typedef struct quill_onnx_options {
    * directory (import_buffer). Paths that leave this directory (absolute
    * paths, "..") are rejected. */
   const char *base_dir;
+  /* Graph inputs bound to constants. Each bound input becomes a `constant`
+   * op holding a copy of the tensor (a dense attr) and is no longer a graph
+   * argument; a binding also overrides an initializer of the same name.
+   * This lets the importer see values it needs as constants (ONNX's node
+   * tests pass weights, shapes, scales and zero points as graph inputs,
+   * while Quill keeps quantization parameters in types). A binding naming
+   * no graph input, or whose element type or shape contradicts the
+   * input's declared type, is an error. The tensors are only read during
+   * the call. */
+  const quill_onnx_binding *bindings;
+  unsigned num_bindings;
 } quill_onnx_options;
 
 /* Import the model in file `path`. opts may be NULL. Returns a new module

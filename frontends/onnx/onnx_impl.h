@@ -14,7 +14,8 @@
  *           emit ops            onnx_emit (+ folding of constant operands)
  *           publish outputs     onnx_set_output (names, value_info check)
  *
- * Files: import.c (driver, graph inputs/outputs, sorting), tensor.c
+ * Files: import.c (driver, checks, sorting, outputs), inputs.c (graph
+ * arguments, bindings, initializers), tensor.c
  * (TensorProto -> dense attrs, external data, types), node.c (attribute and
  * operand helpers, emission, folding), op_table.c (the table), and one
  * ops_*.c per op family.
@@ -27,10 +28,20 @@
 #include "frontends/onnx/onnx.h"
 #include "ir/shape.h"
 
-/* Lowest and highest default-domain opset handled (newer opsets are
- * imported best effort where the op did not change). */
+/* Default-domain opsets. ONNX_MIN_OPSET..ONNX_MAX_OPSET are fully
+ * supported. Older and newer ones up to ONNX_NEWEST_OPSET are imported op
+ * by op: each node's op version in effect (op_table.c) must be one the
+ * import function handles, else the node is reported. Past
+ * ONNX_NEWEST_OPSET (op histories unknown) the import is best effort, with
+ * a warning. */
 #define ONNX_MIN_OPSET 7
 #define ONNX_MAX_OPSET 17
+#define ONNX_NEWEST_OPSET 24
+
+/* The largest tensor (in elements) the importer computes at import time
+ * (folding, ConstantOfShape, Range, Expand); bigger ones stay ops or are
+ * reported, so that a small corrupt model cannot ask for gigabytes. */
+#define ONNX_FOLD_MAX_ELEMENTS (INT64_C(1) << 24)
 
 /* ---- name -> pointer map (keys are borrowed, live as long as the map) - */
 
@@ -72,7 +83,8 @@ typedef struct onnx_node {
   const char *op_type;
   const char *name;   /* node name, or "<OpType>_<index>" (interned) */
   quill_loc loc;      /* quill_loc_named(name) */
-  int64_t opset;
+  int64_t opset;      /* the model's default-domain opset */
+  int version;        /* the op's version in effect (its since_version) */
   unsigned num_inputs;
   quill_value **in;   /* num_inputs entries; NULL for absent ("") inputs */
   unsigned num_outputs;
@@ -89,10 +101,17 @@ typedef struct onnx_op_entry {
   const char *op_type;  /* sorted by strcmp */
   onnx_import_fn import;
   unsigned flags;
+  unsigned char since[10]; /* opsets where the op changed, ascending, 0-ended */
+  unsigned char oldest;    /* oldest version the import function handles */
 } onnx_op_entry;
 
-/* The table entry of an op type, or NULL if unsupported. */
-const onnx_op_entry *onnx_op_lookup(const char *op_type);
+/* "", "ai.onnx" (or NULL): the default domain. */
+bool onnx_is_default_domain(const char *domain);
+/* The table entry of an op type in a domain, or NULL if unsupported. */
+const onnx_op_entry *onnx_op_lookup(const char *domain, const char *op_type);
+/* The op's version in effect at `opset` (the last since_version <= opset),
+ * 0 if the op does not exist yet at that opset. */
+int onnx_op_version(const onnx_op_entry *e, int64_t opset);
 
 /* ---- types and tensors (tensor.c) ------------------------------------------ */
 
@@ -107,6 +126,22 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
 quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
                                     const char **name, size_t *name_len,
                                     quill_shape *shape);
+
+/* ---- model-level helpers (import.c, inputs.c) -------------------------- */
+
+/* An error located at the model (not a node); returns QUILL_ERR_INVALID. */
+quill_status onnx_model_error(onnx_importer *im, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Every binding names a graph input (once) and fits its declared type. */
+quill_status onnx_check_bindings(onnx_importer *im, const Onnx__GraphProto *gp);
+/* Create im->graph in m with the graph arguments: the inputs that are not
+ * initializers (`inits`: name -> TensorProto) and not bound. */
+quill_status onnx_build_args(onnx_importer *im, quill_module *m,
+                             const Onnx__GraphProto *gp, onnx_map *inits);
+/* Constant ops for the bound inputs, then for the used initializers. */
+quill_status onnx_build_bindings(onnx_importer *im);
+quill_status onnx_build_initializers(onnx_importer *im,
+                                     const Onnx__GraphProto *gp);
 
 /* ---- node helpers (node.c) ---------------------------------------------- */
 
@@ -186,6 +221,9 @@ quill_status onnx_emit_constant(onnx_importer *im, const onnx_node *n,
  * against the model's value_info for that name. */
 quill_status onnx_set_output(onnx_importer *im, const onnx_node *n,
                              unsigned i, quill_value *v);
+/* Whether output i of the node exists and is consumed (by a node or as a
+ * graph output). */
+bool onnx_output_used(onnx_importer *im, const onnx_node *n, unsigned i);
 /* Error if any output from index `first` on is consumed (the import does
  * not produce it). */
 quill_status onnx_check_unused_outputs(onnx_importer *im, const onnx_node *n,
@@ -203,6 +241,21 @@ quill_named_attr onnx_nattr_str(onnx_importer *im, const char *name,
                                 const char *s);
 /* True if any attr in the array is NULL (allocation failure). */
 bool onnx_nattrs_failed(const quill_named_attr *a, unsigned n);
+
+/* The window of a 1-D or 2-D convolution node (strides, pads with
+ * auto_pad resolved, dilations, group, output padding / output_shape) and
+ * its result shape, always as a 2-D convolution (1-D: over [N, C, 1, L]);
+ * diagnostics name the node. (ops_nn.c) */
+quill_status onnx_conv_window(onnx_importer *im, const onnx_node *n,
+                              const quill_shape *x, const quill_shape *w,
+                              bool transpose, quill_window *win,
+                              quill_shape *out);
+
+/* v reshaped to s: a constant is re-emitted with the new type, anything
+ * else goes through a reshape op. (ops_nn.c) */
+quill_status onnx_reshape_value(onnx_importer *im, const onnx_node *n,
+                                quill_value *v, const quill_shape *s,
+                                quill_value **out);
 
 /* ---- import functions, one per op family ---------------------------------- */
 
@@ -241,6 +294,10 @@ quill_status onnx_import_constant_of_shape(onnx_importer *im,
                                            const onnx_node *n);
 quill_status onnx_import_range(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_expand(onnx_importer *im, const onnx_node *n);
+/* ops_quant.c */
 quill_status onnx_import_quant(onnx_importer *im, const onnx_node *n);
+quill_status onnx_import_qconv(onnx_importer *im, const onnx_node *n);
+quill_status onnx_import_qmatmul(onnx_importer *im, const onnx_node *n);
+quill_status onnx_import_dynamic_quant(onnx_importer *im, const onnx_node *n);
 
 #endif /* QUILL_FRONTENDS_ONNX_ONNX_IMPL_H */

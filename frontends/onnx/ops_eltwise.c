@@ -126,6 +126,41 @@ static quill_status emit_binary(onnx_importer *im, const onnx_node *n,
                     out);
 }
 
+/* Before opset 7, B broadcast to A only with broadcast=1, aligned at
+ * `axis` (suffix matching, i.e. numpy's rule, without it); PRelu's slope
+ * of size C applied per channel (axis 1). B is reshaped so that numpy
+ * broadcasting does the same. */
+static quill_status legacy_broadcast(onnx_importer *im, const onnx_node *n,
+                                     quill_opcode opc, quill_value *a,
+                                     quill_value **b) {
+  quill_shape sa, sb, t;
+  onnx_shape(a, &sa);
+  onnx_shape(*b, &sb);
+  int64_t axis = -1, bc;
+  if (opc == QUILL_OP_PRELU) {
+    if (sb.rank == 1 && sa.rank > 2 && sb.dims[0] == sa.dims[1] &&
+        sb.dims[0] != 1)
+      axis = 1;
+  } else {
+    if (onnx_attr_int(im, n, "broadcast", 0, &bc))
+      return QUILL_ERR_INVALID;
+    if (bc && onnx_attr(n, "axis") && onnx_attr_int(im, n, "axis", 0, &axis))
+      return QUILL_ERR_INVALID;
+    if (bc && axis < 0 && onnx_attr(n, "axis"))
+      axis += sa.rank;
+  }
+  if (axis < 0 || sb.rank == sa.rank)
+    return QUILL_OK;
+  if (axis + sb.rank > sa.rank)
+    return onnx_error(im, n, "B (rank %u) does not fit A (rank %u) at axis "
+                             "%lld",
+                      sb.rank, sa.rank, (long long)axis);
+  t.rank = sa.rank - (unsigned)axis;
+  for (unsigned i = 0; i < t.rank; i++)
+    t.dims[i] = i < sb.rank ? sb.dims[i] : 1;
+  return onnx_reshape_value(im, n, *b, &t, b);
+}
+
 quill_status onnx_import_binary(onnx_importer *im, const onnx_node *n) {
   quill_opcode opc = find_opc(binary_ops,
                               sizeof binary_ops / sizeof *binary_ops,
@@ -133,8 +168,8 @@ quill_status onnx_import_binary(onnx_importer *im, const onnx_node *n) {
   quill_value *a, *b, *r;
   if (onnx_input(im, n, 0, &a) || onnx_input(im, n, 1, &b))
     return QUILL_ERR_INVALID;
-  if (n->opset < 7 && onnx_attr(n, "broadcast"))
-    return onnx_error(im, n, "legacy 'broadcast' attribute is not supported");
+  if (n->version < 7 && legacy_broadcast(im, n, opc, a, &b))
+    return QUILL_ERR_INVALID;
   if (emit_binary(im, n, opc, a, b, &r))
     return QUILL_ERR_INVALID;
   return onnx_set_output(im, n, 0, r);
@@ -242,20 +277,61 @@ quill_status onnx_import_where(onnx_importer *im, const onnx_node *n) {
   return onnx_set_output(im, n, 0, r);
 }
 
-/* Identity, Dropout (inference: identity; mask output unsupported), and
- * one-input Sum/Max/Min/Mean. */
-quill_status onnx_import_identity(onnx_importer *im, const onnx_node *n) {
-  if (!strcmp(n->op_type, "Dropout")) {
-    int64_t training = 0;
-    if (n->opset >= 12 && onnx_opt_input(n, 2)) {
-      int64_t len;
-      if (onnx_const_ints(im, n, 2, &training, 1, &len))
-        return QUILL_ERR_INVALID;
-    }
-    if (training)
-      return onnx_error(im, n, "training mode is not supported");
-    if (onnx_check_unused_outputs(im, n, 1))
+/* A constant of type t with every element 1 (true for bool). */
+static quill_status ones_constant(onnx_importer *im, const onnx_node *n,
+                                  quill_type *t, quill_value **out) {
+  quill_tensor tt;
+  if (!t)
+    return QUILL_ERR_NOMEM;
+  if (quill_type_num_elements(t) > ONNX_FOLD_MAX_ELEMENTS)
+    return onnx_error(im, n, "the constant mask output is too large");
+  if (quill_tensor_alloc(im->ctx, t, &tt))
+    return QUILL_ERR_NOMEM;
+  size_t cnt = quill_tensor_num_elements(&tt);
+  for (size_t i = 0; i < cnt; i++)
+    quill_tensor_set_f64(&tt, i, 1.0);
+  const quill_attr *a = quill_tensor_to_attr(im->ctx, &tt);
+  quill_tensor_free(im->ctx, &tt);
+  return onnx_emit_constant(im, n, a, out);
+}
+
+/* Dropout for inference: the identity, and a mask of ones (bool from
+ * version 10, x's type before). Training mode is only accepted with a zero
+ * ratio (which is the identity too). */
+static quill_status import_dropout(onnx_importer *im, const onnx_node *n) {
+  int64_t training = 0, len;
+  double ratio = 0.5;
+  if (n->version >= 12) {
+    if (onnx_opt_input(n, 2) &&
+        onnx_const_ints(im, n, 2, &training, 1, &len))
       return QUILL_ERR_INVALID;
+    if (training && onnx_opt_input(n, 1) &&
+        onnx_const_floats(im, n, 1, &ratio, 1, &len))
+      return QUILL_ERR_INVALID;
+  } else if (onnx_attr_float(im, n, "ratio", 0.5, &ratio)) {
+    return QUILL_ERR_INVALID;
   }
+  if (training && ratio != 0)
+    return onnx_error(im, n, "training mode is not supported");
+  quill_value *x, *r, *mask;
+  if (onnx_input(im, n, 0, &x) ||
+      onnx_emit1(im, n, QUILL_OP_IDENTITY, 1, &x, quill_value_type(x), 0, NULL,
+                 &r) ||
+      onnx_set_output(im, n, 0, r))
+    return QUILL_ERR_INVALID;
+  if (n->num_outputs < 2 || !n->proto->output[1][0])
+    return QUILL_OK;
+  quill_type *me = n->version >= 10 ? quill_type_scalar(im->ctx, QUILL_TYPE_BOOL)
+                                    : onnx_elem(x);
+  if (ones_constant(im, n, quill_type_with_elem(im->ctx, quill_value_type(x), me),
+                    &mask))
+    return QUILL_ERR_INVALID;
+  return onnx_set_output(im, n, 1, mask);
+}
+
+/* Identity, Dropout (inference) and one-input Sum/Max/Min/Mean. */
+quill_status onnx_import_identity(onnx_importer *im, const onnx_node *n) {
+  if (!strcmp(n->op_type, "Dropout"))
+    return import_dropout(im, n);
   return emit_unary(im, n, QUILL_OP_IDENTITY, 0, NULL);
 }

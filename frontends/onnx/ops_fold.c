@@ -1,19 +1,10 @@
 /*
  * ops_fold.c - import of ONNX ops that produce constants under static
- * shapes (Constant, Shape, Size, ConstantOfShape, Range, Expand, Cast) and
- * of QuantizeLinear / DequantizeLinear.
+ * shapes: Constant, Shape, Size, ConstantOfShape, Range, Expand and Cast.
  *
  * Shape and Size only look at the operand's (static) type. ConstantOfShape
  * and Range need constant inputs and compute their result here; Cast and
  * Expand emit ops that onnx_emit folds when the operand is constant.
- *
- * Quantization parameters must be constants: they go into the quantized
- * element type of the result (per tensor, or per axis for 1-D scales):
- *
- *   QuantizeLinear(x, 0.5, 3)  ->  quantize %x : tensor<4x!quant.uniform<u8:f32, 0.5:3>>
- *   DequantizeLinear(w_u8 initializer, s, zp)
- *                              ->  constant (retyped to the quant type)
- *                                  + dequantize
  */
 #include <math.h>
 #include <string.h>
@@ -150,7 +141,7 @@ quill_status onnx_import_constant_of_shape(onnx_importer *im,
   quill_tensor tt;
   if (!t)
     return onnx_error(im, n, "invalid result shape");
-  if (quill_type_num_elements(t) > (INT64_C(1) << 28))
+  if (quill_type_num_elements(t) > ONNX_FOLD_MAX_ELEMENTS)
     return onnx_error(im, n, "result is too large to fold");
   if (quill_tensor_alloc(ctx, t, &tt))
     return QUILL_ERR_NOMEM;
@@ -166,36 +157,70 @@ quill_status onnx_import_constant_of_shape(onnx_importer *im,
   return onnx_set_output(im, n, 0, r);
 }
 
+/* Number of Range elements for integers, without overflow:
+ * ceil((limit - start) / delta), 0 if the range is empty. */
+static uint64_t int_range_count(int64_t start, int64_t limit, int64_t delta) {
+  uint64_t diff, d;
+  if (delta > 0) {
+    if (limit <= start)
+      return 0;
+    diff = (uint64_t)limit - (uint64_t)start;
+    d = (uint64_t)delta;
+  } else {
+    if (limit >= start)
+      return 0;
+    diff = (uint64_t)start - (uint64_t)limit;
+    d = -(uint64_t)delta;
+  }
+  return diff / d + (diff % d != 0);
+}
+
+/* Range(start, limit, delta) of constant scalars, computed here. */
 quill_status onnx_import_range(onnx_importer *im, const onnx_node *n) {
   double v[3];
+  int64_t iv[3];
   quill_value *in0;
+  if (onnx_input(im, n, 0, &in0))
+    return QUILL_ERR_INVALID;
+  quill_type *e = onnx_elem(in0);
+  bool fl = quill_type_is_float(e);
   for (unsigned i = 0; i < 3; i++) {
     int64_t len;
-    if (onnx_const_floats(im, n, i, &v[i], 1, &len))
+    if (fl ? onnx_const_floats(im, n, i, &v[i], 1, &len)
+           : onnx_const_ints(im, n, i, &iv[i], 1, &len))
       return QUILL_ERR_INVALID;
     if (len != 1)
       return onnx_error(im, n, "input #%u must be a scalar", i);
   }
-  if (onnx_input(im, n, 0, &in0))
-    return QUILL_ERR_INVALID;
-  if (v[2] == 0)
+  if (fl ? v[2] == 0 : iv[2] == 0)
     return onnx_error(im, n, "delta must not be zero");
-  double c = ceil((v[1] - v[0]) / v[2]);
-  int64_t cnt = c > 0 ? (int64_t)c : 0;
-  if (cnt > (INT64_C(1) << 28))
-    return onnx_error(im, n, "result is too large to fold");
-  quill_type *e = onnx_elem(in0);
+  int64_t cnt;
+  if (fl) {
+    double c = ceil((v[1] - v[0]) / v[2]);
+    if (!(c <= (double)ONNX_FOLD_MAX_ELEMENTS)) /* also NaN */
+      return onnx_error(im, n, "result is too large to fold");
+    cnt = c > 0 ? (int64_t)c : 0;
+  } else {
+    uint64_t c = int_range_count(iv[0], iv[1], iv[2]);
+    if (c > (uint64_t)ONNX_FOLD_MAX_ELEMENTS)
+      return onnx_error(im, n, "result is too large to fold");
+    cnt = (int64_t)c;
+  }
   quill_type *t = quill_type_tensor(im->ctx, e, 1, &cnt);
   quill_tensor tt;
   if (!t || quill_tensor_alloc(im->ctx, t, &tt))
     return QUILL_ERR_NOMEM;
-  bool fl = quill_type_is_float(e);
+  int64_t x = fl ? 0 : iv[0];
   for (int64_t i = 0; i < cnt; i++) {
-    if (fl)
+    if (fl) {
       quill_tensor_set_f64(&tt, (size_t)i, v[0] + (double)i * v[2]);
-    else
-      quill_tensor_set_i64(&tt, (size_t)i,
-                           (int64_t)v[0] + i * (int64_t)v[2]);
+    } else {
+      /* Every value lies between start and limit: accumulate (the step
+       * after the last one is never taken). */
+      quill_tensor_set_i64(&tt, (size_t)i, x);
+      if (i + 1 < cnt)
+        x += iv[2];
+    }
   }
   const quill_attr *a = quill_tensor_to_attr(im->ctx, &tt);
   quill_tensor_free(im->ctx, &tt);
@@ -236,7 +261,7 @@ quill_status onnx_import_expand(onnx_importer *im, const onnx_node *n) {
                              "supported");
   quill_type *t = onnx_type(im, &out, e);
   quill_tensor zeros;
-  if (!t || quill_shape_num_elements(&out) > (INT64_C(1) << 28) ||
+  if (!t || quill_shape_num_elements(&out) > ONNX_FOLD_MAX_ELEMENTS ||
       quill_tensor_alloc(im->ctx, t, &zeros))
     return onnx_error(im, n, "result is too large");
   const quill_attr *za = quill_tensor_to_attr(im->ctx, &zeros);

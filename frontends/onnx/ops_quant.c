@@ -1,128 +1,392 @@
 /*
- * ops_quant.c - import of ONNX QuantizeLinear / DequantizeLinear (the QDQ
- * format) into Quill's quantize / dequantize ops.
+ * ops_quant.c - import of ONNX's quantized ops: QuantizeLinear /
+ * DequantizeLinear (the QDQ format), QLinearConv, QLinearMatMul,
+ * ConvInteger, MatMulInteger and DynamicQuantizeLinear.
  *
- * Scale and zero point must be constants; they become the parameters of a
- * quantized element type (per tensor for scalar / one-element scales, per
- * axis along `axis` for 1-D scales). The zero point's type is the storage
- * type (u8 when absent). ONNX's DequantizeLinear takes raw integers, Quill's
- * dequantize a quantized value, so the operand must be either
+ * ONNX passes quantized tensors as plain integers with separate scale and
+ * zero point inputs; Quill keeps the parameters in the element type. So
+ * scales and zero points must be constants (initializers, folded values or
+ * inputs bound with quill_onnx_options.bindings), and every integer
+ * operand is given its quantized type first:
  *
- *   - the result of a QuantizeLinear with the same parameters, or
- *   - a constant integer tensor (an initializer), which is re-emitted as a
- *     constant of the quantized type (same storage bytes).
+ *   integer constant        re-emitted as a constant of the quant type
+ *                           (same storage bytes)
+ *   other integer value     scast to the quant type (bits unchanged)
+ *   quantized value         used as is when the parameters match, else
+ *                           reinterpreted: scast to storage, scast back
+ *
+ *   QLinearConv(x, sx, zx, w, sw, zw, sy, zy, B)
+ *     -> qconv2d %xq, %wq, %B : tensor<..x!quant.uniform<u8:f32, sy:zy>>
+ *   ConvInteger(x, w, zx, zw)
+ *     -> qconv2d %xq, %wq : tensor<..xi32>     (scales 1.0; raw accumulator)
+ *
+ * A 1-D scale (or zero point) with more than one element means per-axis
+ * parameters: along `axis` for (De)QuantizeLinear, output channels (axis 0)
+ * for convolution weights and columns (the last axis) for matmul's B. The
+ * zero point's type is the storage type; without one it is the operand's
+ * integer type (u8 for QuantizeLinear, or its output_dtype).
  */
 #include <string.h>
 
 #include "frontends/onnx/onnx_impl.h"
 
-/* Build the quantized element type for the node's scale (input 1) and zero
- * point (input 2) applied to a tensor of shape `s` and float type `expr`. */
-static quill_status quant_type(onnx_importer *im, const onnx_node *n,
-                               const quill_shape *s, quill_type *expr,
+#define NO_INPUT (~0u)
+
+/* ---- quantized element types ------------------------------------------------ */
+
+typedef struct qspec {
+  unsigned scale;        /* input index of the scale, NO_INPUT: all 1.0 */
+  unsigned zero_point;   /* input index of the zero point, NO_INPUT: 0 */
+  quill_type *storage;   /* storage when there is no zero point input */
+  quill_type *expressed; /* expressed type when there is no scale input */
+  int64_t axis;          /* axis for per-axis parameters */
+  const char *what;      /* "x", "w", ... for messages */
+} qspec;
+
+/* Build the quantized element type for a tensor of shape `s` from the
+ * scale / zero point inputs described by q. */
+static quill_status quant_elem(onnx_importer *im, const onnx_node *n,
+                               const qspec *q, const quill_shape *s,
                                quill_type **out) {
   quill_context *ctx = im->ctx;
-  quill_value *sv;
-  if (onnx_input(im, n, 1, &sv))
-    return QUILL_ERR_INVALID;
-  const quill_attr *sa = quill_value_constant(sv);
-  quill_value *zv = onnx_opt_input(n, 2);
+  *out = NULL;
+  quill_value *sv = q->scale == NO_INPUT ? NULL : onnx_opt_input(n, q->scale);
+  quill_value *zv =
+      q->zero_point == NO_INPUT ? NULL : onnx_opt_input(n, q->zero_point);
+  if (q->scale != NO_INPUT && !sv)
+    return onnx_error(im, n, "missing the scale of %s (input #%u)", q->what,
+                      q->scale);
+  const quill_attr *sa = sv ? quill_value_constant(sv) : NULL;
   const quill_attr *za = zv ? quill_value_constant(zv) : NULL;
-  if (!sa || (zv && !za))
-    return onnx_error(im, n, "scale and zero point must be constants");
-  quill_type *st = quill_attr_dense_type(sa);
-  quill_type *storage = za ? quill_type_elem(quill_attr_dense_type(za))
-                           : quill_type_scalar(ctx, QUILL_TYPE_U8);
-  if (!quill_type_is_integer(storage) || quill_type_bit_width(storage) > 32)
-    return onnx_error(im, n, "unsupported zero point type");
-  if (!quill_type_is_float(quill_type_elem(st)))
-    return onnx_error(im, n, "scale must be a float tensor");
-  size_t cnt = (size_t)quill_type_num_elements(st);
-  if (za && (size_t)quill_type_num_elements(quill_attr_dense_type(za)) != cnt)
-    return onnx_error(im, n, "scale and zero point have different sizes");
-  if (cnt == 0 || quill_type_rank(st) > 1)
-    return onnx_error(im, n, "scale must be a scalar or a 1-D tensor");
-  int64_t axis;
-  if (onnx_attr_int(im, n, "axis", 1, &axis))
-    return QUILL_ERR_INVALID;
-  bool per_axis = quill_type_rank(st) == 1 && cnt > 1;
+  if (sv && !sa)
+    return onnx_error(im, n, "the scale of %s (input #%u, '%s') must be a "
+                             "constant (quantization parameters are part of "
+                             "Quill's types)",
+                      q->what, q->scale, n->proto->input[q->scale]);
+  if (zv && !za)
+    return onnx_error(im, n, "the zero point of %s (input #%u, '%s') must be "
+                             "a constant (quantization parameters are part "
+                             "of Quill's types)",
+                      q->what, q->zero_point, n->proto->input[q->zero_point]);
+  quill_type *stype = sa ? quill_attr_dense_type(sa) : NULL;
+  quill_type *ztype = za ? quill_attr_dense_type(za) : NULL;
+  quill_type *storage = za ? quill_type_elem(ztype) : q->storage;
+  quill_type *expr = sa ? quill_type_elem(stype) : q->expressed;
+  if (!storage || !quill_type_is_integer(storage) ||
+      quill_type_bit_width(storage) > 32 ||
+      quill_type_kind_of(storage) == QUILL_TYPE_U32)
+    return onnx_error(im, n, "unsupported zero point type for %s (u8, i8, "
+                             "u16, i16 or i32 expected)",
+                      q->what);
+  if (!expr || !quill_type_is_float(expr))
+    return onnx_error(im, n, "the scale of %s must be a float tensor",
+                      q->what);
+  size_t ns = sa ? (size_t)quill_type_num_elements(stype) : 1;
+  size_t nz = za ? (size_t)quill_type_num_elements(ztype) : 1;
+  if ((sa && quill_type_rank(stype) > 1) || (za && quill_type_rank(ztype) > 1))
+    return onnx_error(im, n, "the scale and zero point of %s must be scalars "
+                             "or 1-D tensors (blocked quantization is not "
+                             "supported)",
+                      q->what);
+  size_t cnt = ns > nz ? ns : nz;
+  if (cnt == 0 || (ns != cnt && !(ns == 1 && !sa)) ||
+      (nz != cnt && !(nz == 1 && !za)))
+    return onnx_error(im, n, "the scale and zero point of %s have %zu and %zu "
+                             "elements",
+                      q->what, ns, nz);
+  bool per_axis = cnt > 1;
   unsigned ax = 0;
   if (per_axis) {
-    if (!quill_shape_norm_axis(axis, s->rank, &ax))
-      return onnx_error(im, n, "axis %lld is out of range for rank %u",
-                        (long long)axis, s->rank);
+    if (!quill_shape_norm_axis(q->axis, s->rank, &ax))
+      return onnx_error(im, n, "axis %lld is out of range for %s of rank %u",
+                        (long long)q->axis, q->what, s->rank);
     if (s->dims[ax] != (int64_t)cnt)
-      return onnx_error(im, n, "scale has %zu elements but dimension %u has "
-                               "size %lld",
-                        cnt, ax, (long long)s->dims[ax]);
+      return onnx_error(im, n, "%s has %zu quantization parameters but "
+                               "dimension %u has size %lld",
+                        q->what, cnt, ax, (long long)s->dims[ax]);
   }
   double *scales = quill_calloc(ctx, cnt, sizeof *scales);
   int64_t *zps = quill_calloc(ctx, cnt, sizeof *zps);
-  quill_status st2 = scales && zps ? QUILL_OK : QUILL_ERR_NOMEM;
-  for (size_t i = 0; !st2 && i < cnt; i++) {
-    scales[i] = quill_attr_dense_get_f64(sa, i);
+  quill_status st = scales && zps ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (size_t i = 0; !st && i < cnt; i++) {
+    scales[i] = sa ? quill_attr_dense_get_f64(sa, i) : 1.0;
     zps[i] = za ? quill_attr_dense_get_i64(za, i) : 0;
   }
   int64_t qmin = quill_type_int_min(storage), qmax = quill_type_int_max(storage);
-  const char *why = st2 ? NULL
-                        : quill_type_quant_check(storage, expr, cnt, scales,
-                                                 zps, qmin, qmax);
+  const char *why = st ? NULL
+                       : quill_type_quant_check(storage, expr, cnt, scales,
+                                                zps, qmin, qmax);
   if (why)
-    st2 = onnx_error(im, n, "invalid quantization parameters: %s", why);
-  quill_type *q = NULL;
-  if (!st2) {
-    q = per_axis ? quill_type_quant_axis(ctx, storage, expr, (int32_t)ax, cnt,
-                                         scales, zps, qmin, qmax)
-                 : quill_type_quant(ctx, storage, expr, scales[0], zps[0],
-                                    qmin, qmax);
-    if (!q)
-      st2 = QUILL_ERR_NOMEM;
+    st = onnx_error(im, n, "invalid quantization parameters for %s: %s",
+                    q->what, why);
+  if (!st) {
+    *out = per_axis ? quill_type_quant_axis(ctx, storage, expr, (int32_t)ax,
+                                            cnt, scales, zps, qmin, qmax)
+                    : quill_type_quant(ctx, storage, expr, scales[0], zps[0],
+                                       qmin, qmax);
+    if (!*out)
+      st = QUILL_ERR_NOMEM;
   }
   quill_free(ctx, scales, cnt * sizeof *scales);
   quill_free(ctx, zps, cnt * sizeof *zps);
-  *out = q ? quill_shape_type(ctx, s, q) : NULL;
-  if (!st2 && !*out)
-    st2 = QUILL_ERR_NOMEM;
-  return st2;
+  return st;
+}
+
+/* The integer storage type of a value (its own type, or its quant type's
+ * storage), NULL if it is neither. */
+static quill_type *storage_of(const quill_value *v) {
+  quill_type *e = onnx_elem(v);
+  if (quill_type_is_quant(e))
+    return quill_type_quant_storage(e);
+  return quill_type_is_integer(e) ? e : NULL;
+}
+
+static quill_status scast(onnx_importer *im, const onnx_node *n,
+                          quill_value *v, quill_type *elem, quill_value **out) {
+  return onnx_emit1(im, n, QUILL_OP_SCAST, 1, &v,
+                    quill_type_with_elem(im->ctx, quill_value_type(v), elem),
+                    0, NULL, out);
+}
+
+/* v (ONNX integers, or a Quill quant value) as a tensor of quant `elem`. */
+static quill_status quant_value(onnx_importer *im, const onnx_node *n,
+                                quill_value *v, quill_type *elem,
+                                const char *what, quill_value **out) {
+  quill_type *want = quill_type_with_elem(im->ctx, quill_value_type(v), elem);
+  quill_type *e = onnx_elem(v), *storage = quill_type_quant_storage(elem);
+  if (!want)
+    return QUILL_ERR_NOMEM;
+  if (storage_of(v) != storage) {
+    quill_strbuf sb;
+    quill_strbuf_init(&sb, im->ctx);
+    quill_type_print(quill_value_type(v), &sb);
+    quill_strbuf_puts(&sb, " but its zero point has type ");
+    quill_type_print(storage, &sb);
+    quill_status st = onnx_error(im, n, "%s has type %s", what,
+                                 quill_strbuf_str(&sb));
+    quill_strbuf_free(&sb);
+    return st;
+  }
+  if (e == elem) {
+    *out = v;
+    return QUILL_OK;
+  }
+  if (quill_type_is_quant(e)) /* other parameters: reinterpret the ints */
+    return scast(im, n, v, storage, &v) || scast(im, n, v, elem, out)
+               ? QUILL_ERR_INVALID
+               : QUILL_OK;
+  const quill_attr *c = quill_value_constant(v);
+  if (c)
+    return onnx_emit_constant(im, n,
+                              quill_attr_dense(im->ctx, want,
+                                               quill_attr_dense_data(c),
+                                               quill_attr_dense_size(c)),
+                              out);
+  return scast(im, n, v, elem, out);
+}
+
+/* Quantize input `i` of the node with the parameters in q. */
+static quill_status quant_input(onnx_importer *im, const onnx_node *n,
+                                unsigned i, qspec *q, quill_value **out) {
+  quill_value *v;
+  if (onnx_input(im, n, i, &v))
+    return QUILL_ERR_INVALID;
+  if (!storage_of(v))
+    return onnx_error(im, n, "%s (input #%u) must be an integer tensor",
+                      q->what, i);
+  if (!q->storage)
+    q->storage = storage_of(v);
+  quill_shape s;
+  onnx_shape(v, &s);
+  quill_type *elem;
+  if (quant_elem(im, n, q, &s, &elem))
+    return QUILL_ERR_INVALID;
+  return quant_value(im, n, v, elem, q->what, out);
+}
+
+static quill_type *f32(onnx_importer *im) {
+  return quill_type_scalar(im->ctx, QUILL_TYPE_F32);
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ---------------------------------------- */
+
+/* Attributes of newer versions that Quill cannot represent. */
+static quill_status check_qdq_attrs(onnx_importer *im, const onnx_node *n) {
+  int64_t block, precision;
+  if (onnx_attr_int(im, n, "block_size", 0, &block) ||
+      onnx_attr_int(im, n, "precision", 0, &precision))
+    return QUILL_ERR_INVALID;
+  if (block)
+    return onnx_error(im, n, "blocked quantization (block_size %lld) is not "
+                             "supported",
+                      (long long)block);
+  if (precision)
+    return onnx_error(im, n, "attribute 'precision' is not supported");
+  return QUILL_OK;
 }
 
 quill_status onnx_import_quant(onnx_importer *im, const onnx_node *n) {
   bool deq = n->op_type[0] == 'D';
-  quill_value *x, *r, *sv;
-  if (onnx_input(im, n, 0, &x) || onnx_input(im, n, 1, &sv))
+  quill_value *x, *sv, *r;
+  int64_t axis, odt;
+  if (onnx_input(im, n, 0, &x) || onnx_input(im, n, 1, &sv) ||
+      onnx_attr_int(im, n, "axis", 1, &axis) ||
+      onnx_attr_int(im, n, "output_dtype", 0, &odt) || check_qdq_attrs(im, n))
     return QUILL_ERR_INVALID;
-  quill_shape s;
-  onnx_shape(x, &s);
-  quill_type *expr = deq ? onnx_elem(sv) : onnx_elem(x);
+  quill_type *expr = onnx_elem(deq ? sv : x);
   if (!quill_type_is_float(expr))
     return onnx_error(im, n, "%s must be a float tensor",
                       deq ? "the scale" : "the input");
-  quill_type *qt = NULL;
-  if (quant_type(im, n, &s, expr, &qt))
-    return QUILL_ERR_INVALID;
-  if (!deq) {
-    if (onnx_emit1(im, n, QUILL_OP_QUANTIZE, 1, &x, qt, 0, NULL, &r))
+  qspec q = {1, 2, NULL, expr, axis, deq ? "the input" : "the output"};
+  if (deq) {
+    if (odt && onnx_elem_type(im->ctx, (int32_t)odt) != expr)
+      return onnx_error(im, n, "output_dtype %s differs from the scale's type",
+                        onnx_data_type_name((int32_t)odt));
+    if (!storage_of(x))
+      return onnx_error(im, n, "the input must be an integer tensor");
+    if (quant_input(im, n, 0, &q, &x) ||
+        onnx_emit1(im, n, QUILL_OP_DEQUANTIZE, 1, &x,
+                   quill_type_with_elem(im->ctx, quill_value_type(x), expr), 0,
+                   NULL, &r))
       return QUILL_ERR_INVALID;
     return onnx_set_output(im, n, 0, r);
   }
-  quill_type *xe = onnx_elem(x);
-  if (quill_type_is_quant(xe)) {
-    if (quill_value_type(x) != qt)
-      return onnx_error(im, n, "input is quantized with other parameters "
-                               "than this node's scale and zero point");
-  } else {
-    const quill_attr *c = quill_value_constant(x);
-    if (!c || xe != quill_type_quant_storage(quill_type_elem(qt)))
-      return onnx_error(im, n, "input must be a constant of the zero point's "
-                               "type or the output of a QuantizeLinear");
-    const quill_attr *qc = quill_attr_dense(im->ctx, qt,
-                                            quill_attr_dense_data(c),
-                                            quill_attr_dense_size(c));
-    if (onnx_emit_constant(im, n, qc, &x))
-      return QUILL_ERR_INVALID;
-  }
-  if (onnx_emit1(im, n, QUILL_OP_DEQUANTIZE, 1, &x,
-                 quill_type_with_elem(im->ctx, qt, expr), 0, NULL, &r))
+  q.storage = odt ? onnx_elem_type(im->ctx, (int32_t)odt)
+                  : quill_type_scalar(im->ctx, QUILL_TYPE_U8);
+  quill_value *zv = onnx_opt_input(n, 2);
+  if (odt && zv && onnx_elem(zv) != q.storage)
+    return onnx_error(im, n, "output_dtype %s differs from the zero point's "
+                             "type",
+                      onnx_data_type_name((int32_t)odt));
+  quill_shape s;
+  onnx_shape(x, &s);
+  quill_type *elem;
+  if (quant_elem(im, n, &q, &s, &elem) ||
+      onnx_emit1(im, n, QUILL_OP_QUANTIZE, 1, &x,
+                 quill_type_with_elem(im->ctx, quill_value_type(x), elem), 0,
+                 NULL, &r))
     return QUILL_ERR_INVALID;
   return onnx_set_output(im, n, 0, r);
+}
+
+/* ---- QLinearConv / ConvInteger ------------------------------------------------- */
+
+/* The y_scale / y_zero_point result element type (inputs si, zi). */
+static quill_status result_elem(onnx_importer *im, const onnx_node *n,
+                                unsigned si, unsigned zi, quill_type **out) {
+  qspec q = {si, zi, quill_type_scalar(im->ctx, QUILL_TYPE_U8), NULL, 0,
+             "the output"};
+  quill_shape scalar;
+  quill_shape_set(&scalar, 0, NULL);
+  return quant_elem(im, n, &q, &scalar, out);
+}
+
+static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
+                               quill_value *const *ops, unsigned nops,
+                               quill_type *relem) {
+  quill_shape x, w, out;
+  onnx_shape(ops[0], &x);
+  onnx_shape(ops[1], &w);
+  quill_window win;
+  if (x.rank != 4 || w.rank != 4)
+    return onnx_error(im, n, "only 2-D convolutions (4-D input and weight) "
+                             "are supported, got ranks %u and %u",
+                      x.rank, w.rank);
+  if (onnx_conv_window(im, n, &x, &w, false, &win, &out))
+    return QUILL_ERR_INVALID;
+  quill_named_attr attrs[4] = {
+      onnx_nattr_ints(im, "strides", 2, win.strides),
+      onnx_nattr_ints(im, "pads", 4, win.pads),
+      onnx_nattr_ints(im, "dilations", 2, win.dilations),
+      onnx_nattr_int(im, "group", win.group),
+  };
+  quill_value *r;
+  if (onnx_emit1(im, n, QUILL_OP_QCONV2D, nops, ops,
+                 onnx_type(im, &out, relem), 4, attrs, &r))
+    return QUILL_ERR_INVALID;
+  return onnx_set_output(im, n, 0, r);
+}
+
+quill_status onnx_import_qconv(onnx_importer *im, const onnx_node *n) {
+  quill_value *ops[3] = {NULL, NULL, NULL};
+  if (!strcmp(n->op_type, "ConvInteger")) {
+    qspec qx = {NO_INPUT, 2, NULL, f32(im), 0, "x"};
+    qspec qw = {NO_INPUT, 3, NULL, f32(im), 0, "w"};
+    if (quant_input(im, n, 0, &qx, &ops[0]) ||
+        quant_input(im, n, 1, &qw, &ops[1]))
+      return QUILL_ERR_INVALID;
+    return emit_qconv(im, n, ops, 2,
+                      quill_type_scalar(im->ctx, QUILL_TYPE_I32));
+  }
+  qspec qx = {1, 2, NULL, NULL, 0, "x"};
+  qspec qw = {4, 5, NULL, NULL, 0, "w"};
+  quill_type *relem;
+  if (quant_input(im, n, 0, &qx, &ops[0]) ||
+      quant_input(im, n, 3, &qw, &ops[1]) || result_elem(im, n, 6, 7, &relem))
+    return QUILL_ERR_INVALID;
+  if (quill_type_quant_axis_of(onnx_elem(ops[0])) >= 0)
+    return onnx_error(im, n, "x must be quantized per tensor");
+  ops[2] = onnx_opt_input(n, 8);
+  return emit_qconv(im, n, ops, ops[2] ? 3 : 2, relem);
+}
+
+/* ---- QLinearMatMul / MatMulInteger --------------------------------------------- */
+
+quill_status onnx_import_qmatmul(onnx_importer *im, const onnx_node *n) {
+  bool integer = !strcmp(n->op_type, "MatMulInteger");
+  quill_value *a, *b, *ops[2], *r;
+  if (onnx_input(im, n, 0, &a) || onnx_input(im, n, integer ? 1 : 3, &b))
+    return QUILL_ERR_INVALID;
+  quill_shape as, bs, out;
+  onnx_shape(a, &as);
+  onnx_shape(b, &bs);
+  quill_strbuf why;
+  quill_strbuf_init(&why, im->ctx);
+  bool ok = quill_shape_matmul(&as, &bs, &out, &why);
+  if (!ok)
+    onnx_shape_error(im, n, "incompatible operand shapes", &why);
+  quill_strbuf_free(&why);
+  if (!ok)
+    return QUILL_ERR_INVALID;
+  /* A's parameters must be per tensor; B's may be per column. */
+  int64_t bcol = bs.rank ? (int64_t)bs.rank - 1 : 0;
+  qspec qa = {integer ? NO_INPUT : 1, integer ? 2 : 2, NULL, f32(im),
+              as.rank ? (int64_t)as.rank - 2 : 0, "a"};
+  qspec qb = {integer ? NO_INPUT : 4, integer ? 3 : 5, NULL, f32(im), bcol,
+              "b"};
+  quill_type *relem = quill_type_scalar(im->ctx, QUILL_TYPE_I32);
+  if (quant_input(im, n, 0, &qa, &ops[0]) ||
+      quant_input(im, n, integer ? 1 : 3, &qb, &ops[1]) ||
+      (!integer && result_elem(im, n, 6, 7, &relem)))
+    return QUILL_ERR_INVALID;
+  if (quill_type_quant_axis_of(onnx_elem(ops[0])) >= 0)
+    return onnx_error(im, n, "per-row quantization parameters for a are not "
+                             "supported (only per tensor)");
+  if (onnx_emit1(im, n, QUILL_OP_QMATMUL, 2, ops, onnx_type(im, &out, relem),
+                 0, NULL, &r))
+    return QUILL_ERR_INVALID;
+  return onnx_set_output(im, n, 0, r);
+}
+
+/* ---- DynamicQuantizeLinear ------------------------------------------------------ */
+
+quill_status onnx_import_dynamic_quant(onnx_importer *im, const onnx_node *n) {
+  quill_value *x, *res[3];
+  if (onnx_input(im, n, 0, &x))
+    return QUILL_ERR_INVALID;
+  if (onnx_elem(x) != f32(im))
+    return onnx_error(im, n, "the input must be an f32 tensor");
+  quill_shape scalar;
+  quill_shape_set(&scalar, 0, NULL);
+  quill_type *u8 = quill_type_scalar(im->ctx, QUILL_TYPE_U8);
+  quill_type *types[3] = {
+      quill_type_with_elem(im->ctx, quill_value_type(x), u8),
+      onnx_type(im, &scalar, f32(im)), onnx_type(im, &scalar, u8)};
+  onnx_emit_args a = {QUILL_OP_DYNAMIC_QUANTIZE, 1, &x, 3, types, 0, NULL};
+  if (onnx_emit(im, n, &a, res))
+    return QUILL_ERR_INVALID;
+  for (unsigned i = 0; i < 3; i++)
+    if (onnx_set_output(im, n, i, res[i]))
+      return QUILL_ERR_INVALID;
+  return QUILL_OK;
 }

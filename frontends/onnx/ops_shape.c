@@ -57,9 +57,16 @@ quill_status onnx_import_reshape(onnx_importer *im, const onnx_node *n) {
                   1, &a);
   }
   int64_t shape[QUILL_MAX_RANK], len, allowzero;
-  if (onnx_attr_int(im, n, "allowzero", 0, &allowzero) ||
-      onnx_const_ints(im, n, 1, shape, QUILL_MAX_RANK, &len))
+  if (onnx_attr_int(im, n, "allowzero", 0, &allowzero))
     return QUILL_ERR_INVALID;
+  if (n->version < 5) { /* Reshape-1: the shape is an attribute */
+    if (onnx_attr_ints(im, n, "shape", shape, QUILL_MAX_RANK, &len))
+      return QUILL_ERR_INVALID;
+    if (len < 0)
+      return onnx_error(im, n, "missing required attribute 'shape'");
+  } else if (onnx_const_ints(im, n, 1, shape, QUILL_MAX_RANK, &len)) {
+    return QUILL_ERR_INVALID;
+  }
   bool ok = quill_shape_reshape(&in, (unsigned)len, shape, allowzero != 0,
                                 &out, &why);
   return finish(im, n, ok, &why, "invalid target shape", QUILL_OP_RESHAPE, x,
@@ -131,9 +138,9 @@ quill_status onnx_import_squeeze(onnx_importer *im, const onnx_node *n) {
 
 quill_status onnx_import_concat(onnx_importer *im, const onnx_node *n) {
   int64_t axis;
-  if (!onnx_attr(n, "axis"))
+  if (!onnx_attr(n, "axis") && n->version >= 4)
     return onnx_error(im, n, "missing required attribute 'axis'");
-  if (onnx_attr_int(im, n, "axis", 0, &axis))
+  if (onnx_attr_int(im, n, "axis", 1, &axis)) /* Concat-1: default 1 */
     return QUILL_ERR_INVALID;
   unsigned k = n->num_inputs;
   quill_shape *shapes = quill_calloc(im->ctx, k ? k : 1, sizeof *shapes);
@@ -157,10 +164,22 @@ quill_status onnx_import_concat(onnx_importer *im, const onnx_node *n) {
     return st;
   if (axis < 0)
     axis += out.rank;
+  /* Empty inputs add nothing: drop them (unless all are empty). */
+  quill_value **ins = quill_calloc(im->ctx, k, sizeof *ins);
+  if (!ins)
+    return QUILL_ERR_NOMEM;
+  unsigned nk = 0;
+  for (unsigned i = 0; i < k; i++)
+    if (quill_type_num_elements(quill_value_type(n->in[i])) != 0)
+      ins[nk++] = n->in[i];
+  if (nk == 0)
+    ins[nk++] = n->in[0];
   quill_named_attr a = onnx_nattr_int(im, "axis", axis);
   quill_value *r;
-  if (onnx_emit1(im, n, QUILL_OP_CONCAT, k, n->in,
-                 onnx_type(im, &out, onnx_elem(n->in[0])), 1, &a, &r))
+  st = onnx_emit1(im, n, QUILL_OP_CONCAT, nk, ins,
+                  onnx_type(im, &out, onnx_elem(n->in[0])), 1, &a, &r);
+  quill_free(im->ctx, ins, k * sizeof *ins);
+  if (st)
     return QUILL_ERR_INVALID;
   return onnx_set_output(im, n, 0, r);
 }
@@ -176,10 +195,21 @@ quill_status onnx_import_split(onnx_importer *im, const onnx_node *n) {
   if (n->opset < 13) {
     if (onnx_attr_ints(im, n, "split", sizes, 256, &ns))
       return QUILL_ERR_INVALID;
+    /* Split-1 also took the sizes as an optional second input. */
+    if (ns < 0 && n->version == 1 && onnx_opt_input(n, 1) &&
+        onnx_const_ints(im, n, 1, sizes, 256, &ns))
+      return QUILL_ERR_INVALID;
   } else if (onnx_opt_input(n, 1) &&
              onnx_const_ints(im, n, 1, sizes, 256, &ns)) {
     return QUILL_ERR_INVALID;
   }
+  int64_t num_outputs;
+  if (onnx_attr_int(im, n, "num_outputs", nout, &num_outputs))
+    return QUILL_ERR_INVALID;
+  if (num_outputs != nout)
+    return onnx_error(im, n, "attribute 'num_outputs' is %lld but the node "
+                             "has %lld outputs",
+                      (long long)num_outputs, (long long)nout);
   quill_shape in;
   onnx_shape(x, &in);
   unsigned ax;
@@ -188,7 +218,7 @@ quill_status onnx_import_split(onnx_importer *im, const onnx_node *n) {
                       (long long)axis, in.rank);
   if (ns < 0) {
     /* Equal parts (the last one smaller when it does not divide). */
-    int64_t d = in.dims[ax], part = (d + nout - 1) / nout;
+    int64_t d = in.dims[ax], part = d / nout + (d % nout != 0);
     for (int64_t i = 0; i < nout; i++) {
       int64_t left = d - i * part;
       sizes[i] = left < 0 ? 0 : left < part ? left : part;
@@ -282,7 +312,8 @@ quill_status onnx_import_pad(onnx_importer *im, const onnx_node *n) {
   quill_shape in, out;
   onnx_shape(x, &in);
   if (n->opset < 11) {
-    if (onnx_attr_ints(im, n, "pads", pads, 2 * QUILL_MAX_RANK, &np) ||
+    if (onnx_attr_ints(im, n, n->version == 1 ? "paddings" : "pads", pads,
+                       2 * QUILL_MAX_RANK, &np) ||
         onnx_attr_float(im, n, "value", 0.0, &value))
       return QUILL_ERR_INVALID;
   } else {
@@ -329,23 +360,68 @@ quill_status onnx_import_pad(onnx_importer *im, const onnx_node *n) {
                 attrs);
 }
 
-/* Resize (opset 10: x, scales; 11+: x, roi, scales, sizes) and Upsample
- * (scales attribute before opset 9, input after). */
+/* A list attr of floats (NULL on allocation failure). */
+static const quill_attr *float_list(onnx_importer *im, size_t n,
+                                    const double *v) {
+  const quill_attr *fs[2 * QUILL_MAX_RANK];
+  for (size_t i = 0; i < n; i++)
+    if (!(fs[i] = quill_attr_float(im->ctx, v[i])))
+      return NULL;
+  return quill_attr_list(im->ctx, n, fs);
+}
+
+/* Scatter the per-axis values of `axes` (Resize-18) into a full-rank list
+ * whose other entries are `dflt`; `per` values per axis (roi: 2). */
+static quill_status scatter_axes(onnx_importer *im, const onnx_node *n,
+                                 const int64_t *axes, int64_t na,
+                                 unsigned rank, double dflt_lo, double dflt_hi,
+                                 unsigned per, double *v, int64_t *len) {
+  double full[2 * QUILL_MAX_RANK];
+  for (unsigned i = 0; i < rank; i++) {
+    full[i] = dflt_lo;
+    full[i + rank] = dflt_hi;
+  }
+  if (*len != na * per)
+    return onnx_error(im, n, "has %lld values for %lld axes", (long long)*len,
+                      (long long)na);
+  for (int64_t i = 0; i < na; i++) {
+    full[axes[i]] = v[i];
+    if (per == 2)
+      full[axes[i] + rank] = v[i + na];
+  }
+  memcpy(v, full, sizeof full);
+  *len = (int64_t)rank * per;
+  return QUILL_OK;
+}
+
+/* Resize (10: x, scales; 11+: x, roi, scales, sizes; 18: axes,
+ * keep_aspect_ratio_policy, antialias) and Upsample (scales attribute in
+ * version 7, input from 9). The result shape comes from sizes or
+ * floor(in * scale); the attributes of the Quill op carry the modes, the
+ * ONNX scales that drive the coordinate transform, and the cubic / crop /
+ * antialias parameters when they matter. */
 quill_status onnx_import_resize(onnx_importer *im, const onnx_node *n) {
   quill_value *x;
   if (onnx_input(im, n, 0, &x))
     return QUILL_ERR_INVALID;
   quill_shape in, out;
   onnx_shape(x, &in);
-  double scales[QUILL_MAX_RANK];
-  int64_t sizes[QUILL_MAX_RANK], nsc = -1, nsz = -1;
-  bool legacy = n->op_type[0] == 'U' || n->opset < 11;
-  const char *mode, *coord = "asymmetric", *nearest = "floor";
+  unsigned rank = in.rank;
+  double scales[2 * QUILL_MAX_RANK], roi[2 * QUILL_MAX_RANK], sz[QUILL_MAX_RANK];
+  int64_t sizes[QUILL_MAX_RANK], axes[QUILL_MAX_RANK];
+  int64_t nsc = -1, nsz = -1, nroi = -1, na = -1, antialias = 0, exclude = 0;
+  double cubic_a = -0.75, extrap = 0.0;
+  bool upsample = n->op_type[0] == 'U', legacy = upsample || n->version < 11;
+  const char *mode, *coord = "asymmetric", *nearest = "floor",
+                    *policy = "stretch";
   if (onnx_attr_string(im, n, "mode", "nearest", &mode))
     return QUILL_ERR_INVALID;
-  if (!strcmp(mode, "bilinear"))
+  if (!strcmp(mode, "bilinear") || !strcmp(mode, "trilinear"))
     mode = "linear";
-  if (n->op_type[0] == 'U' && n->opset < 9) {
+  if (strcmp(mode, "nearest") && strcmp(mode, "linear") &&
+      (legacy || strcmp(mode, "cubic")))
+    return onnx_error(im, n, "unknown mode \"%s\"", mode);
+  if (upsample && n->version < 9) {
     if (onnx_attr_floats(im, n, "scales", scales, QUILL_MAX_RANK, &nsc))
       return QUILL_ERR_INVALID;
   } else {
@@ -353,56 +429,127 @@ quill_status onnx_import_resize(onnx_importer *im, const onnx_node *n) {
     if (onnx_opt_input(n, si) &&
         onnx_const_floats(im, n, si, scales, QUILL_MAX_RANK, &nsc))
       return QUILL_ERR_INVALID;
-    if (!legacy && onnx_opt_input(n, 3) &&
-        onnx_const_ints(im, n, 3, sizes, QUILL_MAX_RANK, &nsz))
+  }
+  if (!legacy) {
+    if ((onnx_opt_input(n, 3) &&
+         onnx_const_ints(im, n, 3, sizes, QUILL_MAX_RANK, &nsz)) ||
+        onnx_attr_string(im, n, "coordinate_transformation_mode",
+                         "half_pixel", &coord) ||
+        onnx_attr_string(im, n, "nearest_mode", "round_prefer_floor",
+                         &nearest) ||
+        onnx_attr_float(im, n, "cubic_coeff_a", -0.75, &cubic_a) ||
+        onnx_attr_int(im, n, "exclude_outside", 0, &exclude) ||
+        onnx_attr_float(im, n, "extrapolation_value", 0.0, &extrap) ||
+        onnx_attr_int(im, n, "antialias", 0, &antialias) ||
+        onnx_attr_ints(im, n, "axes", axes, QUILL_MAX_RANK, &na) ||
+        onnx_attr_string(im, n, "keep_aspect_ratio_policy", "stretch",
+                         &policy))
       return QUILL_ERR_INVALID;
-    if (!legacy &&
-        (onnx_attr_string(im, n, "coordinate_transformation_mode",
-                          "half_pixel", &coord) ||
-         onnx_attr_string(im, n, "nearest_mode", "round_prefer_floor",
-                          &nearest)))
+    if (!strcmp(coord, "tf_crop_and_resize") && onnx_opt_input(n, 1) &&
+        onnx_const_floats(im, n, 1, roi, 2 * QUILL_MAX_RANK, &nroi))
       return QUILL_ERR_INVALID;
   }
   if (nsc == 0)
     nsc = -1;
-  if (!strcmp(coord, "tf_crop_and_resize"))
-    return onnx_error(im, n, "coordinate_transformation_mode "
-                             "\"tf_crop_and_resize\" is not supported");
-  if (onnx_attr(n, "axes") || onnx_attr(n, "antialias") ||
-      onnx_attr(n, "keep_aspect_ratio_policy"))
-    return onnx_error(im, n, "opset 18 attributes (axes, antialias, "
-                             "keep_aspect_ratio_policy) are not supported");
+  if (nsz == 0)
+    nsz = -1;
+  if (nsc > 0 && nsz > 0)
+    return onnx_error(im, n, "only one of scales and sizes may be given");
+  if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") &&
+      strcmp(policy, "not_smaller"))
+    return onnx_error(im, n, "unknown keep_aspect_ratio_policy \"%s\"",
+                      policy);
+  /* Normalise axes, then spread per-axis values over the full rank. */
+  for (int64_t i = 0; i < na; i++) {
+    unsigned a;
+    if (!quill_shape_norm_axis(axes[i], rank, &a))
+      return onnx_error(im, n, "axis %lld is out of range for rank %u",
+                        (long long)axes[i], rank);
+    axes[i] = a;
+  }
+  if (na >= 0) {
+    for (int64_t i = 0; nsz > 0 && i < nsz; i++)
+      sz[i] = (double)sizes[i];
+    if ((nsc > 0 &&
+         scatter_axes(im, n, axes, na, rank, 1.0, 1.0, 1, scales, &nsc)) ||
+        (nroi > 0 &&
+         scatter_axes(im, n, axes, na, rank, 0.0, 1.0, 2, roi, &nroi)))
+      return QUILL_ERR_INVALID;
+    if (nsz > 0) {
+      for (unsigned i = 0; i < rank; i++)
+        sizes[i] = in.dims[i];
+      if (nsz != na)
+        return onnx_error(im, n, "sizes has %lld values for %lld axes",
+                          (long long)nsz, (long long)na);
+      for (int64_t i = 0; i < na; i++)
+        sizes[axes[i]] = (int64_t)sz[i];
+      nsz = rank;
+    }
+  } else {
+    na = rank;
+    for (unsigned i = 0; i < rank; i++)
+      axes[i] = i;
+  }
   quill_strbuf why;
   quill_strbuf_init(&why, im->ctx);
-  bool ok = true;
+  bool ok = true, with_scales = nsc > 0;
   if (nsz > 0) {
-    if (nsz != in.rank)
-      return onnx_error(im, n, "sizes must have %u entries", in.rank);
-    quill_shape_set(&out, in.rank, sizes);
-    nsc = -1;
+    if (nsz != rank)
+      return onnx_error(im, n, "sizes must have %u entries", rank);
+    for (unsigned i = 0; i < rank; i++)
+      if (sizes[i] < 0)
+        return onnx_error(im, n, "sizes must not be negative");
+    if (strcmp(policy, "stretch")) {
+      /* One scale for all axes so that the result fits (not_larger) or
+       * covers (not_smaller) the requested sizes. */
+      bool larger = !strcmp(policy, "not_smaller");
+      double sc = larger ? 0 : INFINITY;
+      for (int64_t i = 0; i < na; i++) {
+        double r = (double)sizes[axes[i]] / (double)in.dims[axes[i]];
+        sc = larger ? fmax(sc, r) : fmin(sc, r);
+      }
+      for (unsigned i = 0; i < rank; i++)
+        scales[i] = 1.0;
+      for (int64_t i = 0; i < na; i++) {
+        scales[axes[i]] = sc;
+        sizes[axes[i]] = (int64_t)nearbyint(sc * (double)in.dims[axes[i]]);
+      }
+      nsc = rank;
+      with_scales = true;
+    }
+    quill_shape_set(&out, rank, sizes);
   } else if (nsc > 0) {
-    if (nsc != in.rank)
-      return onnx_error(im, n, "scales must have %u entries", in.rank);
+    if (nsc != rank)
+      return onnx_error(im, n, "scales must have %u entries", rank);
     ok = quill_shape_resize_scales(&in, (unsigned)nsc, scales, &out, &why);
   } else {
     return onnx_error(im, n, "needs constant scales or sizes");
   }
-  quill_named_attr attrs[4] = {
+  bool crop = !strcmp(coord, "tf_crop_and_resize");
+  if (crop && nroi != 2 * (int64_t)rank)
+    return onnx_error(im, n, "tf_crop_and_resize needs a constant roi with %u "
+                             "values",
+                      2 * rank);
+  quill_named_attr attrs[9] = {
       onnx_nattr_str(im, "mode", mode),
       onnx_nattr_str(im, "coordinate_transformation_mode", coord),
       onnx_nattr_str(im, "nearest_mode", nearest),
   };
-  unsigned na = 3;
-  if (nsc > 0) {
-    /* The ONNX scales (not out/in) drive the coordinate transform. */
-    const quill_attr *fs[QUILL_MAX_RANK];
-    for (int64_t i = 0; i < nsc; i++)
-      fs[i] = quill_attr_float(im->ctx, scales[i]);
-    attrs[na++] = onnx_nattr(im, "scales",
-                             quill_attr_list(im->ctx, (size_t)nsc, fs));
+  unsigned nat = 3;
+  if (with_scales) /* the ONNX scales, not out/in, drive the transform */
+    attrs[nat++] = onnx_nattr(im, "scales", float_list(im, rank, scales));
+  if (!strcmp(mode, "cubic")) {
+    attrs[nat++] = onnx_nattr_float(im, "cubic_coeff_a", cubic_a);
+    attrs[nat++] = onnx_nattr_int(im, "exclude_outside", exclude != 0);
   }
+  if (crop) {
+    attrs[nat++] = onnx_nattr(im, "roi", float_list(im, 2 * rank, roi));
+    attrs[nat++] = onnx_nattr_float(im, "extrapolation_value", extrap);
+  }
+  if (antialias)
+    attrs[nat++] = onnx_nattr_int(im, "antialias", 1);
   return finish(im, n, ok, &why, "invalid scales", QUILL_OP_RESIZE, x, &out,
-                na, attrs);
+                nat, attrs);
 }
 
 quill_status onnx_import_gather(onnx_importer *im, const onnx_node *n) {

@@ -162,9 +162,12 @@ static bool safe_relative_path(const char *p) {
   return true;
 }
 
+/* Read `size` bytes of external data into a new buffer *out (size + 1
+ * bytes, freed by the caller), after checking that the file holds them. */
 static quill_status read_external(onnx_importer *im, const Onnx__TensorProto *t,
-                                  const char *tname, quill_loc loc, void *buf,
-                                  size_t size) {
+                                  const char *tname, quill_loc loc,
+                                  size_t size, unsigned char **out) {
+  *out = NULL;
   quill_context *ctx = im->ctx;
   const char *location = NULL;
   int64_t offset = 0, length = -1;
@@ -212,35 +215,51 @@ static quill_status read_external(onnx_importer *im, const Onnx__TensorProto *t,
                      "%s",
                      tname, path, strerror(errno));
   } else {
-    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-        fread(buf, 1, size, f) != size)
+    /* Check the file's size first: the tensor's declared size is not to be
+     * trusted with an allocation. */
+    off_t end = -1;
+    if (fseeko(f, 0, SEEK_END) == 0)
+      end = ftello(f);
+    unsigned char *buf = NULL;
+    if (end < 0 || (uint64_t)end < (uint64_t)offset ||
+        (uint64_t)end - (uint64_t)offset < size ||
+        fseeko(f, (off_t)offset, SEEK_SET) != 0)
       st = quill_error(ctx, loc,
                        "initializer '%s': external data file '%s' is too "
                        "short (need %zu bytes at offset %lld)",
                        tname, path, size, (long long)offset);
+    else if (!(buf = quill_alloc(ctx, size + 1)))
+      st = QUILL_ERR_NOMEM;
+    else if (fread(buf, 1, size, f) != size)
+      st = quill_error(ctx, loc,
+                       "initializer '%s': cannot read external data file "
+                       "'%s'",
+                       tname, path);
     fclose(f);
+    if (st)
+      quill_free(ctx, buf, buf ? size + 1 : 0);
+    else
+      *out = buf;
   }
   quill_free(ctx, path, plen);
   return st;
 }
 
-static quill_status fill_typed(onnx_importer *im, const Onnx__TensorProto *t,
-                               const char *tname, quill_loc loc,
-                               quill_type *elem, unsigned char *buf,
-                               size_t count) {
-  size_t have;
-  field f = typed_field(t->data_type);
-  switch (f) {
-  case F_FLOAT: have = t->n_float_data; break;
-  case F_INT64: have = t->n_int64_data; break;
-  case F_DOUBLE: have = t->n_double_data; break;
-  case F_UINT64: have = t->n_uint64_data; break;
-  default: have = t->n_int32_data; break;
+/* The number of values in the typed field that holds t's elements. */
+static size_t typed_count(const Onnx__TensorProto *t) {
+  switch (typed_field(t->data_type)) {
+  case F_FLOAT: return t->n_float_data;
+  case F_INT64: return t->n_int64_data;
+  case F_DOUBLE: return t->n_double_data;
+  case F_UINT64: return t->n_uint64_data;
+  default: return t->n_int32_data;
   }
-  if (have != count)
-    return quill_error(im->ctx, loc,
-                       "initializer '%s' has %zu values for %zu elements",
-                       tname, have, count);
+}
+
+/* Copy the typed field's values (typed_count(t) == count) into buf. */
+static void fill_typed(const Onnx__TensorProto *t, quill_type *elem,
+                       unsigned char *buf, size_t count) {
+  field f = typed_field(t->data_type);
   size_t eb = quill_type_elem_bytes(elem);
   for (size_t i = 0; i < count; i++) {
     unsigned char *p = buf + i * eb;
@@ -267,7 +286,6 @@ static quill_status fill_typed(onnx_importer *im, const Onnx__TensorProto *t,
     }
     }
   }
-  return QUILL_OK;
 }
 
 quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
@@ -300,22 +318,32 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
     return QUILL_ERR_NOMEM;
   size_t size = count * eb;
   bool external = t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-  /* Sanity bound before allocating: inline data must be in the message. */
+  /* Sanity bounds before allocating: inline data must be in the message
+   * (external data in its file, checked by read_external). */
   if (!external && t->has_raw_data && t->raw_data.len != size)
     return quill_error(ctx, loc,
                        "initializer '%s' has %zu bytes of raw_data, expected "
                        "%zu",
                        tname, t->raw_data.len, size);
-  unsigned char *buf = quill_alloc(ctx, size ? size : 1);
-  if (!buf)
-    return QUILL_ERR_NOMEM;
+  if (!external && !t->has_raw_data && typed_count(t) != count)
+    return quill_error(ctx, loc,
+                       "initializer '%s' has %zu values for %zu elements",
+                       tname, typed_count(t), count);
+  unsigned char *buf = NULL;
   quill_status st = QUILL_OK;
-  if (external)
-    st = read_external(im, t, tname, loc, buf, size);
-  else if (t->has_raw_data)
-    memcpy(buf, t->raw_data.data, size);
-  else
-    st = fill_typed(im, t, tname, loc, elem, buf, count);
+  if (external) {
+    st = read_external(im, t, tname, loc, size, &buf);
+    if (st)
+      return st;
+  } else {
+    buf = quill_alloc(ctx, size + 1);
+    if (!buf)
+      return QUILL_ERR_NOMEM;
+    if (t->has_raw_data && size)
+      memcpy(buf, t->raw_data.data, size);
+    else
+      fill_typed(t, elem, buf, count);
+  }
   if (!st && quill_type_kind_of(elem) == QUILL_TYPE_BOOL)
     for (size_t i = 0; i < count; i++)
       buf[i] = buf[i] != 0;
@@ -324,7 +352,7 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
     if (!*out)
       st = QUILL_ERR_NOMEM;
   }
-  quill_free(ctx, buf, size ? size : 1);
+  quill_free(ctx, buf, size + 1);
   return st;
 }
 

@@ -221,4 +221,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_dynamic_quantize);
 QUILL_REF_KERNEL(quill_ref_kernel_qconv2d);
 QUILL_REF_KERNEL(quill_ref_kernel_qmatmul);
 
+/* kernels_qelementwise.c */
+QUILL_REF_KERNEL(quill_ref_kernel_qbinary); /* qadd qmul */
+QUILL_REF_KERNEL(quill_ref_kernel_lut);
+
 #endif /* QUILL_TARGETS_REFERENCE_KERNELS_H */

@@ -27,11 +27,19 @@
  * of up to 16 bits through a float buffer (exact for those integers). Max
  * pooling of a quantized tensor works on the storage integers and needs
  * the result to have the same quantized type (max commutes with the
- * monotone dequantization).
+ * monotone dequantization). Average pooling of a quantized tensor (same
+ * type in and out, docs/quantization.md section 3) sums stored integers
+ * exactly, a padded position counted by count_include_pad adding the zero
+ * point (the stored value of 0.0), and divides with the op's rounding
+ * (avg_round: tflite is TFLite's (s +- n/2) / n on the stored sum, the
+ * other policies round the centered average); an empty window gives the
+ * zero point. global_avgpool may also change the quant type (or
+ * carry {multiplier, shift}): then it is a requantizing mean (qmean).
  */
 #include <math.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
@@ -44,8 +52,11 @@ const char *quill_ref_supports_pool(const quill_op *op) {
   quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
   quill_type *ye = quill_type_elem(quill_value_type(quill_op_result(op, 0)));
   if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
-    if (!is_max_op(op) || xe != ye)
-      return "quantized element types";
+    bool mean = quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL &&
+                quill_type_is_quant(xe) && quill_type_is_quant(ye) &&
+                quill_type_quant_axis_of(ye) < 0;
+    if ((xe != ye && !mean) || quill_type_quant_axis_of(xe) >= 0)
+      return "quantized operand and result of different types";
     xe = quill_type_quant_storage(xe);
   }
   if (!quill_type_is_float(xe) && quill_type_bit_width(xe) > 16)
@@ -164,11 +175,139 @@ static void pool_plane(const pool_geom *g, bool is_max, bool include_pad,
   } while (odometer_next(o, g->outd, g->k));
 }
 
+/* The stored average of n stored values summing to s: tflite divides the
+ * stored sum ((s +- n/2) / n, TFLite's AVERAGE_POOL_2D); the other
+ * policies round the average of the centered values, zp + round((s -
+ * n*zp) / n), i.e. of the real values in units of the scale. */
+static int64_t avg_round(int64_t s, int64_t n, int64_t zp, quill_rounding r) {
+  if (r == QUILL_ROUND_TFLITE)
+    return quill_div_round(s, n, r);
+  return zp + quill_div_round(s - n * zp, n, r);
+}
+
+/* Average one plane of stored integers (quantized avgpool). */
+static void qavg_plane(const pool_geom *g, bool include_pad, int64_t zp,
+                       quill_rounding r, const int64_t *x, int64_t *y) {
+  int64_t o[QUILL_MAX_RANK] = {0}, q[QUILL_MAX_RANK];
+  const quill_window *w = &g->w;
+  size_t oi = 0;
+  if (g->out_plane == 0)
+    return;
+  do {
+    int64_t sum = 0, cnt = 0, cnt_pad = 0;
+    memset(q, 0, g->k * sizeof *q);
+    do {
+      bool inside = true, padded = true;
+      int64_t off = 0;
+      for (unsigned d = 0; d < g->k; d++) {
+        int64_t pos = o[d] * w->strides[d] - w->pads[d] + q[d] * w->dilations[d];
+        if (pos < 0 || pos >= g->in[d])
+          inside = false;
+        if (pos < -w->pads[d] || pos >= g->in[d] + w->pads[d + g->k])
+          padded = false;
+        off += pos * g->istride[d];
+      }
+      cnt_pad += padded;
+      if (inside) {
+        sum += x[off];
+        cnt++;
+      }
+    } while (odometer_next(q, w->kernel, g->k));
+    int64_t n = include_pad ? cnt_pad : cnt;
+    if (include_pad)
+      sum += (cnt_pad - cnt) * zp;
+    y[oi++] = n ? avg_round(sum, n, zp, r) : zp;
+  } while (odometer_next(o, g->outd, g->k));
+}
+
+/* global_avgpool as a requantizing mean (docs/quantization.md section 3):
+ * acc = sum over the plane of (x - zp_x), int32; y = clamp(zp_y + R(acc))
+ * with the multiplier of s_x / (n * s_y): fixed point with {multiplier,
+ * shift}, else acc * ((f32)s_x / ((f32)s_y * (f32)n)) in f32. */
+static quill_status qmean(quill_context *ctx, const quill_op *op,
+                          const quill_type *xe, const quill_type *ye,
+                          const int64_t *x, size_t nx, int64_t *y, size_t ny,
+                          quill_rounding r) {
+  int64_t zx = quill_type_quant_zero_points(xe)[0];
+  int64_t zy = quill_type_quant_zero_points(ye)[0];
+  int64_t qmin = quill_type_quant_qmin(ye), qmax = quill_type_quant_qmax(ye);
+  size_t plane = ny ? nx / ny : 0;
+  int64_t m = 0, sh = 0;
+  bool fixed = quill_op_attr(op, "multiplier") != NULL;
+  if (fixed && (quill_op_attr_ints(op, "multiplier", &m, 1) != 1 ||
+                quill_op_attr_ints(op, "shift", &sh, 1) != 1 || m < 0 ||
+                m > INT32_MAX || sh < -31 || sh > 62))
+    return quill_ref_op_error(ctx, op, "'multiplier' and 'shift' must be one "
+                                       "int each, in range");
+  float scale = (float)quill_type_quant_scales(xe)[0] /
+                ((float)quill_type_quant_scales(ye)[0] * (float)plane);
+  for (size_t p = 0; p < ny; p++) {
+    uint32_t acc = 0; /* an int32 accumulator: wraps */
+    for (size_t i = 0; i < plane; i++)
+      acc += (uint32_t)(x[p * plane + i] - zx);
+    int64_t v = fixed ? quill_requant_fixed((int32_t)acc, (int32_t)m, (int)sh, r)
+                      : quill_requant_float((int32_t)acc, scale, r);
+    y[p] = v >= qmax - zy ? qmax : v <= qmin - zy ? qmin : v + zy;
+  }
+  return QUILL_OK;
+}
+
+/* The quantized average pools: stored integers in, rounded averages out. */
+static quill_status qavg_pool(quill_context *ctx, const quill_op *op,
+                              const quill_tensor *x, quill_tensor *y,
+                              const pool_geom *g) {
+  quill_type *e = quill_type_elem(x->type);
+  int64_t zp = quill_type_quant_zero_points(e)[0];
+  quill_rounding r;
+  if (!quill_rounding_parse(quill_ref_attr_str(op, "rounding", "half_even"),
+                            &r))
+    return quill_ref_op_error(ctx, op, "unknown 'rounding'");
+  size_t nx = quill_tensor_num_elements(x), ny = quill_tensor_num_elements(y);
+  int64_t *xi = quill_alloc(ctx, (nx ? nx : 1) * sizeof *xi);
+  int64_t *yi = quill_alloc(ctx, (ny ? ny : 1) * sizeof *yi);
+  quill_status st = QUILL_OK;
+  if (!xi || !yi) {
+    st = QUILL_ERR_NOMEM;
+    goto done;
+  }
+  for (size_t i = 0; i < nx; i++)
+    xi[i] = quill_tensor_get_i64(x, i);
+  if (g) {
+    bool include_pad = quill_op_attr_int(op, "count_include_pad", 0) != 0;
+    for (size_t p = 0; p < g->planes; p++)
+      qavg_plane(g, include_pad, zp, r, xi + p * g->in_plane,
+                 yi + p * g->out_plane);
+  } else if (quill_type_elem(y->type) == e && !quill_op_attr(op, "multiplier")) {
+    /* global, one type: the rounded average of each plane */
+    size_t plane = ny ? nx / ny : 0;
+    for (size_t p = 0; p < ny; p++) {
+      int64_t sum = 0;
+      for (size_t i = 0; i < plane; i++)
+        sum += xi[p * plane + i];
+      yi[p] = plane ? avg_round(sum, (int64_t)plane, zp, r) : zp;
+    }
+  } else if ((st = qmean(ctx, op, e, quill_type_elem(y->type), xi, nx, yi,
+                         ny, r)))
+    goto done;
+  for (size_t i = 0; i < ny; i++)
+    quill_tensor_set_i64(y, i, yi[i]);
+done:
+  quill_free(ctx, xi, (nx ? nx : 1) * sizeof *xi);
+  quill_free(ctx, yi, (ny ? ny : 1) * sizeof *yi);
+  return st;
+}
+
+static bool is_quant_avg(const quill_op *op, const quill_tensor *x) {
+  return !is_max_op(op) && quill_type_is_quant(quill_type_elem(x->type));
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_pool) {
   pool_geom g;
   quill_status st = pool_setup(ctx, op, &in[0], &out[0], &g);
   if (st)
     return st;
+  if (is_quant_avg(op, &in[0]))
+    return qavg_pool(ctx, op, &in[0], &out[0], &g);
   bool is_max = quill_op_opcode(op) == QUILL_OP_MAXPOOL;
   bool include_pad = quill_op_attr_int(op, "count_include_pad", 0) != 0;
   quill_ref_fbuf fx = {0}, fy = {0};
@@ -195,6 +334,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_global_pool) {
       quill_tensor_num_elements(y) !=
           (size_t)(quill_type_dim(x->type, 0) * quill_type_dim(x->type, 1)))
     return quill_ref_op_error(ctx, op, "result must be [N, C, 1, ...]");
+  if (is_quant_avg(op, x))
+    return qavg_pool(ctx, op, x, y, NULL);
   bool is_max = quill_op_opcode(op) == QUILL_OP_GLOBAL_MAXPOOL;
   size_t planes = quill_tensor_num_elements(y);
   size_t plane = planes ? quill_tensor_num_elements(x) / planes : 0;

@@ -15,6 +15,9 @@
  *   fixed point  q_y = clamp(zp_y + quill_requant_fixed(acc, m[ch],
  *                                                       shift[ch], r))
  *
+ * and clamps to [max(qmin, act_min), min(qmax, act_max)] (act_min/act_max:
+ * optional int attributes, a fused relu/clip).
+ *
  * ch is the output channel (qconv2d: axis 1 of the result, matching
  * per-axis weights along their axis 0) or the result's last axis (qmatmul:
  * the columns, matching per-axis b along its last axis). {multiplier,
@@ -106,6 +109,11 @@ static quill_status requant_init(quill_context *ctx, const quill_op *op,
   rq->zp = quill_type_quant_zero_points(ye)[0];
   rq->qmin = quill_type_quant_qmin(ye);
   rq->qmax = quill_type_quant_qmax(ye);
+  /* a fused activation: clamp to [max(qmin, act_min), min(qmax, act_max)] */
+  int64_t lo = quill_op_attr_int(op, "act_min", rq->qmin);
+  int64_t hi = quill_op_attr_int(op, "act_max", rq->qmax);
+  rq->qmin = lo > rq->qmin ? lo : rq->qmin;
+  rq->qmax = hi < rq->qmax ? hi : rq->qmax;
   quill_status st;
   if (quill_op_attr(op, "multiplier") || quill_op_attr(op, "shift")) {
     size_t ns = 0;

@@ -8,16 +8,19 @@
  * (!quant.uniform<i8:f32, scale:zp> or the per-axis form), never in
  * attributes:
  *
- *   quantize    q = saturate(round_half_even(x / scale) + zp, qmin, qmax)
+ *   quantize    q = saturate(round_r(x / scale) + zp, qmin, qmax)
  *   dequantize  x = (q - zp) * scale
- *   requantize  q2 = quantize_2(dequantize_1(q1))   (a DQ -> Q pair)
+ *   requantize  q2 = quantize_2(dequantize_1(q1))   (a DQ -> Q pair), or
+ *               with {multiplier, shift} in fixed point:
+ *               q2 = saturate(zp2 + quill_requant_fixed(q1 - zp1, m, s, r))
  *   fake_quant  x' = dequantize(quantize(x)) with the quant type in the
  *               op's `quant` type attribute; identity without one
  *
  * x / scale and (q - zp) * scale are computed in the expressed float type
- * (f32 arithmetic for f32/f16/bf16, as ONNX's reference does, so ties
- * round the same way: 0.5 -> 0, 1.5 -> 2, -0.5 -> 0, -1.5 -> -2), then
- * rounded with rint in the default round-to-nearest-even mode. qmin/qmax
+ * (f32 arithmetic for f32/f16/bf16, as ONNX's reference does), then
+ * rounded with the op's `rounding` policy r (default half_even, ONNX's:
+ * 0.5 -> 0, 1.5 -> 2, -0.5 -> 0, -1.5 -> -2; ir/quant.h quill_quantize_value
+ * is the one definition). fake_quant rounds half to even. qmin/qmax
  * come from the type (the storage range unless narrowed, e.g.
  * i8<-127:127>). Per-axis types pick the parameters of each element's
  * index along the axis:
@@ -27,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "targets/reference/kernels.h"
 
 typedef quill_ref_qinfo qinfo;
@@ -62,28 +66,18 @@ static size_t qchannel(const qinfo *qi, size_t i) {
   return quill_ref_qchannel(qi, i);
 }
 
-static int64_t quantize_one(const qinfo *qi, size_t i, double x) {
+/* quill_quantize_value / quill_dequantize_value (ir/quant.c) with the
+ * parameters of element i. */
+static int64_t quantize_one(const qinfo *qi, size_t i, double x,
+                            quill_rounding r) {
   size_t c = qchannel(qi, i);
-  double q;
-  if (qi->f64)
-    q = rint(x / qi->scales[c]);
-  else
-    q = (double)rintf((float)x / (float)qi->scales[c]);
-  if (isnan(q))
-    q = 0; /* as a float->int cast, NaN maps to zero, then + zp */
-  q += (double)qi->zps[c];
-  if (q < (double)qi->qmin)
-    return qi->qmin;
-  if (q > (double)qi->qmax)
-    return qi->qmax;
-  return (int64_t)q;
+  return quill_quantize_value(x, qi->scales[c], qi->zps[c], qi->qmin,
+                              qi->qmax, qi->f64, r);
 }
 
 static double dequantize_one(const qinfo *qi, size_t i, int64_t q) {
   size_t c = qchannel(qi, i);
-  if (qi->f64)
-    return (double)(q - qi->zps[c]) * qi->scales[c];
-  return (double)((float)(q - qi->zps[c]) * (float)qi->scales[c]);
+  return quill_dequantize_value(q, qi->scales[c], qi->zps[c], qi->f64);
 }
 
 /* The quant element type of a tensor, or NULL. */
@@ -100,19 +94,32 @@ static quill_status check_same_count(quill_context *ctx, const quill_op *op,
   return QUILL_OK;
 }
 
+/* The `rounding` attribute of a quantize op (half_even when absent). */
+static bool op_rounding(const quill_op *op, quill_rounding *r) {
+  const quill_attr *a = quill_op_attr(op, "rounding");
+  *r = QUILL_ROUND_HALF_EVEN;
+  return !a || (quill_attr_kind_of(a) == QUILL_ATTR_STRING &&
+                quill_rounding_parse(quill_attr_string_value(a, NULL), r));
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_quantize) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
   quill_type *qe = quant_elem(y);
   qinfo qi;
+  quill_rounding r;
   if (check_same_count(ctx, op, x, y))
     return QUILL_ERR_INVALID;
+  if (!op_rounding(op, &r))
+    return quill_ref_op_error(ctx, op, "attribute 'rounding' must name a "
+                                       "rounding policy");
   if (!qe || quant_elem(x) || !qinfo_init(&qi, qe, y->type))
     return quill_ref_op_error(ctx, op, "expects a float operand and a "
                                        "quantized result that fits its shape");
   size_t n = quill_tensor_num_elements(y);
   for (size_t i = 0; i < n; i++)
-    quill_tensor_set_i64(y, i, quantize_one(&qi, i, quill_tensor_get_f64(x, i)));
+    quill_tensor_set_i64(y, i,
+                         quantize_one(&qi, i, quill_tensor_get_f64(x, i), r));
   return QUILL_OK;
 }
 
@@ -143,10 +150,32 @@ QUILL_REF_KERNEL(quill_ref_kernel_requantize) {
       !qinfo_init(&ib, qb, y->type))
     return quill_ref_op_error(ctx, op, "expects quantized operand and result "
                                        "types that fit their shapes");
+  quill_rounding r;
+  if (!op_rounding(op, &r))
+    return quill_ref_op_error(ctx, op, "unknown 'rounding'");
   size_t n = quill_tensor_num_elements(y);
+  if (quill_op_attr(op, "multiplier")) { /* fixed point, per tensor */
+    int64_t m, sh;
+    if (ia.n != 1 || ib.n != 1 ||
+        quill_op_attr_ints(op, "multiplier", &m, 1) != 1 ||
+        quill_op_attr_ints(op, "shift", &sh, 1) != 1 || m < 0 ||
+        m > INT32_MAX || sh < -31 || sh > 62)
+      return quill_ref_op_error(ctx, op, "fixed point needs per-tensor types "
+                                         "and one 'multiplier' and 'shift' in "
+                                         "range");
+    for (size_t i = 0; i < n; i++) {
+      int64_t v = quill_requant_fixed(quill_tensor_get_i64(x, i) - ia.zps[0],
+                                      (int32_t)m, (int)sh, r);
+      v = v >= ib.qmax - ib.zps[0]   ? ib.qmax
+          : v <= ib.qmin - ib.zps[0] ? ib.qmin
+                                     : v + ib.zps[0];
+      quill_tensor_set_i64(y, i, v);
+    }
+    return QUILL_OK;
+  }
   for (size_t i = 0; i < n; i++) {
     double real = dequantize_one(&ia, i, quill_tensor_get_i64(x, i));
-    quill_tensor_set_i64(y, i, quantize_one(&ib, i, real));
+    quill_tensor_set_i64(y, i, quantize_one(&ib, i, real, r));
   }
   return QUILL_OK;
 }
@@ -179,7 +208,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_fake_quant) {
                                        "operand's shape");
   size_t n = quill_tensor_num_elements(y);
   for (size_t i = 0; i < n; i++) {
-    int64_t q = quantize_one(&qi, i, quill_tensor_get_f64(x, i));
+    int64_t q = quantize_one(&qi, i, quill_tensor_get_f64(x, i),
+                             QUILL_ROUND_HALF_EVEN);
     quill_tensor_set_f64(y, i, dequantize_one(&qi, i, q));
   }
   return QUILL_OK;

@@ -1,47 +1,61 @@
 /*
- * kernels_resize.c - the reference kernel for resize (ONNX Resize, modes
- * nearest and linear; output sizes from the result type).
+ * kernels_resize.c - the reference kernel for resize (ONNX Resize: modes
+ * nearest, linear and cubic; output sizes from the result type).
  *
  * Resize is separable: every output coordinate along dim d maps to an
- * input coordinate on its own, with scale_d = out_d / in_d:
+ * input coordinate on its own. The scale of a dim is the op's `scales`
+ * entry when the model gave scales (ONNX uses them, not out/in, in the
+ * transform), else out/in; `len_out` below is in * scale (a real number):
  *
  *   coordinate_transformation_mode   x_original =
  *     half_pixel            (x + 0.5) / scale - 0.5
  *     half_pixel_symmetric  in/2 * (1 - out/(in*scale)) + (x + 0.5)/scale - 0.5
- *     pytorch_half_pixel    out > 1 ? (x + 0.5) / scale - 0.5 : 0
- *     align_corners         out == 1 ? 0 : x * (in - 1) / (out - 1)
+ *     pytorch_half_pixel    len_out > 1 ? (x + 0.5) / scale - 0.5 : 0
+ *     align_corners         len_out == 1 ? 0 : x * (in - 1) / (len_out - 1)
  *     asymmetric            x / scale
+ *     tf_half_pixel_for_nn  (x + 0.5) / scale
+ *     tf_crop_and_resize    start*(in-1) + x*(end-start)*(in-1)/(len_out-1)
+ *                           (len_out == 1: (end-start)*(in-1)/2 + start*(in-1));
+ *                           outside [0, in-1] the output element is
+ *                           `extrapolation_value`; start/end from `roi`
  *
- * nearest picks one input index per output index with nearest_mode
- * (round_prefer_floor: ties go down, round_prefer_ceil: ties go up, floor,
- * ceil), clamped to [0, in-1]. linear blends the two neighbours
- * floor(x_original) and floor(x_original)+1 with weights (1-f, f), indices
- * clamped to the edge (ONNX pads with edge values), so "bilinear" over H,W
- * is linear along every dim whose scale is not 1.
+ * nearest picks one input index with nearest_mode (round_prefer_floor: ties
+ * down, round_prefer_ceil: ties up, floor, ceil), clamped to [0, in-1].
+ * linear and cubic take the 2 or 4 neighbours of x_original as ONNX's
+ * reference does: base = floor(x), t = x - base, and t = 1 (base - 1) when x
+ * is integral; taps base, base+1 (linear, weights 1-t, t) or base-1 ..
+ * base+2 (cubic, Keys' kernel with a = cubic_coeff_a). Tap indices clamp to
+ * the edge (ONNX pads with edge values); with exclude_outside the weights
+ * of taps outside the tensor are zeroed and the rest renormalized.
  *
- * The per-dim maps (two taps and a weight per output index) are built
- * first; then each output element sums the 2^k corner taps of the k dims
- * where its weight is fractional (for nearest, k = 0: one tap).
- * tf_crop_and_resize (needs roi), cubic mode and antialias are not
- * supported (reported before evaluation by quill_ref_supports_resize).
+ * The per-dim maps (taps and weights per output index) are built first;
+ * then each output element sums the products over the taps of every dim
+ * whose weights are not a single 1. antialias is not supported (reported
+ * before evaluation by quill_ref_supports_resize).
  */
 #include <math.h>
 #include <string.h>
 
 #include "targets/reference/kernels.h"
 
+#define MAX_TAPS 4
+
 const char *quill_ref_supports_resize(const quill_op *op) {
-  const char *why = quill_ref_supports_scalar(op);
-  if (why)
-    return why;
   const char *mode = quill_ref_attr_str(op, "mode", "nearest");
+  quill_type *xe = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
+  quill_type *ye = quill_type_elem(quill_value_type(quill_op_result(op, 0)));
+  if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
+    /* nearest only picks stored values: same quant type in and out */
+    if (xe != ye || strcmp(mode, "nearest"))
+      return "quantized element types (other than nearest with one type)";
+  } else {
+    const char *why = quill_ref_supports_scalar(op);
+    if (why)
+      return why;
+  }
   if (strcmp(mode, "nearest") && strcmp(mode, "linear") &&
-      strcmp(mode, "bilinear"))
-    return "resize mode other than nearest and linear";
-  if (!strcmp(quill_ref_attr_str(op, "coordinate_transformation_mode",
-                                 "half_pixel"),
-              "tf_crop_and_resize"))
-    return "tf_crop_and_resize";
+      strcmp(mode, "bilinear") && strcmp(mode, "cubic"))
+    return "resize mode other than nearest, linear and cubic";
   if (quill_op_attr_int(op, "antialias", 0))
     return "antialias";
   return NULL;
@@ -53,6 +67,8 @@ typedef enum coord_mode {
   PYTORCH_HALF_PIXEL,
   ALIGN_CORNERS,
   ASYMMETRIC,
+  TF_HALF_PIXEL_FOR_NN,
+  TF_CROP_AND_RESIZE,
 } coord_mode;
 
 typedef enum nearest_mode {
@@ -62,42 +78,64 @@ typedef enum nearest_mode {
   CEIL,
 } nearest_mode;
 
-static bool parse_modes(const quill_op *op, bool *linear, coord_mode *cm,
-                        nearest_mode *nm) {
-  const char *mode = quill_ref_attr_str(op, "mode", "nearest");
-  const char *c = quill_ref_attr_str(op, "coordinate_transformation_mode",
-                                     "half_pixel");
-  const char *n = quill_ref_attr_str(op, "nearest_mode", "round_prefer_floor");
-  *linear = strcmp(mode, "nearest") != 0;
-  if (!strcmp(c, "half_pixel")) *cm = HALF_PIXEL;
-  else if (!strcmp(c, "half_pixel_symmetric")) *cm = HALF_PIXEL_SYMMETRIC;
-  else if (!strcmp(c, "pytorch_half_pixel")) *cm = PYTORCH_HALF_PIXEL;
-  else if (!strcmp(c, "align_corners")) *cm = ALIGN_CORNERS;
-  else if (!strcmp(c, "asymmetric")) *cm = ASYMMETRIC;
-  else return false;
-  if (!strcmp(n, "round_prefer_floor")) *nm = ROUND_PREFER_FLOOR;
-  else if (!strcmp(n, "round_prefer_ceil")) *nm = ROUND_PREFER_CEIL;
-  else if (!strcmp(n, "floor")) *nm = FLOOR;
-  else if (!strcmp(n, "ceil")) *nm = CEIL;
-  else return false;
-  return true;
+static const char *const coord_names[] = {
+    "half_pixel",   "half_pixel_symmetric", "pytorch_half_pixel",
+    "align_corners", "asymmetric",          "tf_half_pixel_for_nn",
+    "tf_crop_and_resize"};
+static const char *const nearest_names[] = {"round_prefer_floor",
+                                            "round_prefer_ceil", "floor",
+                                            "ceil"};
+
+/* Index of s in names[0..n), or -1. */
+static int find_name(const char *const *names, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], s))
+      return i;
+  return -1;
 }
 
-/* Input coordinate of output coordinate x along a dim in -> out. */
-static double original_coord(coord_mode cm, double x, int64_t in,
-                             int64_t out) {
-  double scale = (double)out / (double)in;
-  switch (cm) {
-  case HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+/* Element i of a list attribute of numbers (dflt if absent or short). */
+static double list_num(const quill_op *op, const char *name, size_t i,
+                       double dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_LIST ||
+      i >= quill_attr_list_size(a))
+    return dflt;
+  const quill_attr *e = quill_attr_list_elem(a, i);
+  if (quill_attr_kind_of(e) == QUILL_ATTR_FLOAT)
+    return quill_attr_float_value(e);
+  if (quill_attr_kind_of(e) == QUILL_ATTR_INT)
+    return (double)quill_attr_int_value(e);
+  return dflt;
+}
+
+/* The transform of one dim. */
+typedef struct dim_xform {
+  coord_mode cm;
+  int64_t in;
+  double scale, len_out;   /* len_out = in * scale */
+  double roi_start, roi_end;
+} dim_xform;
+
+/* Input coordinate of output coordinate x. */
+static double original_coord(const dim_xform *t, double x) {
+  double in = (double)t->in, s = t->scale;
+  switch (t->cm) {
+  case HALF_PIXEL: return (x + 0.5) / s - 0.5;
   case HALF_PIXEL_SYMMETRIC: {
-    double adj = (double)out / ((double)in * scale);
-    double center = (double)in / 2;
-    return center * (1 - adj) + (x + 0.5) / scale - 0.5;
+    double adj = t->len_out / (in * s);
+    return in / 2 * (1 - adj) + (x + 0.5) / s - 0.5;
   }
-  case PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  case PYTORCH_HALF_PIXEL: return t->len_out > 1 ? (x + 0.5) / s - 0.5 : 0.0;
   case ALIGN_CORNERS:
-    return out == 1 ? 0.0 : x * (double)(in - 1) / (double)(out - 1);
-  case ASYMMETRIC: return x / scale;
+    return t->len_out == 1 ? 0.0 : x * (in - 1) / (t->len_out - 1);
+  case ASYMMETRIC: return x / s;
+  case TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
+  case TF_CROP_AND_RESIZE: {
+    double w = (t->roi_end - t->roi_start) * (in - 1);
+    return t->len_out == 1 ? w / 2 + t->roi_start * (in - 1)
+                           : x * w / (t->len_out - 1) + t->roi_start * (in - 1);
+  }
   }
   return 0.0;
 }
@@ -118,23 +156,95 @@ static int64_t clamp_index(int64_t i, int64_t n) {
   return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
-/* Two taps and the weight of the second, per output index of one dim. */
-typedef struct dim_map {
-  int64_t *i0, *i1;
-  double *w1;
-} dim_map;
+/* Keys' cubic convolution weights for the taps at distances 1+t, t, 1-t,
+ * 2-t from x (ONNX's cubic_coeffs). */
+static void cubic_weights(double a, double t, double *w) {
+  double u = t + 1, v = 1 - t, z = 2 - t;
+  w[0] = ((a * u - 5 * a) * u + 8 * a) * u - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * v - (a + 3)) * v * v + 1;
+  w[3] = ((a * z - 5 * a) * z + 8 * a) * z - 4 * a;
+}
+
+/* Taps of one output index: ntap (index, weight) pairs; outside: the
+ * coordinate left the tensor (tf_crop_and_resize extrapolates). */
+typedef struct taps {
+  int64_t idx[MAX_TAPS];
+  double w[MAX_TAPS];
+  unsigned n;
+  bool outside;
+} taps;
+
+typedef enum interp { NEAREST, LINEAR, CUBIC } interp;
+
+static void make_taps(interp mode, nearest_mode nm, double a, bool exclude,
+                      const dim_xform *t, int64_t o, taps *tp) {
+  memset(tp, 0, sizeof *tp);
+  double x = original_coord(t, (double)o);
+  if (t->cm == TF_CROP_AND_RESIZE && (x < 0 || x > (double)(t->in - 1))) {
+    tp->outside = true;
+    return;
+  }
+  if (mode == NEAREST) {
+    tp->n = 1;
+    tp->idx[0] = clamp_index(nearest_index(nm, x), t->in);
+    tp->w[0] = 1;
+    return;
+  }
+  double base = floor(x), f = x - base;
+  if (f == 0) { /* ONNX's reference takes the neighbours below */
+    f = 1;
+    base -= 1;
+  }
+  int64_t b = (int64_t)base;
+  int64_t raw[MAX_TAPS];
+  if (mode == LINEAR) {
+    tp->n = 2;
+    raw[0] = b, raw[1] = b + 1;
+    tp->w[0] = 1 - f, tp->w[1] = f;
+  } else {
+    tp->n = 4;
+    for (int k = 0; k < 4; k++)
+      raw[k] = b - 1 + k;
+    cubic_weights(a, f, tp->w);
+  }
+  if (exclude) {
+    double sum = 0;
+    for (unsigned k = 0; k < tp->n; k++) {
+      if (raw[k] < 0 || raw[k] >= t->in)
+        tp->w[k] = 0;
+      sum += tp->w[k];
+    }
+    if (sum != 0)
+      for (unsigned k = 0; k < tp->n; k++)
+        tp->w[k] /= sum;
+  }
+  for (unsigned k = 0; k < tp->n; k++)
+    tp->idx[k] = clamp_index(raw[k], t->in);
+}
 
 QUILL_REF_KERNEL(quill_ref_kernel_resize) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
   unsigned r = quill_type_rank(x->type);
-  bool linear;
-  coord_mode cm;
-  nearest_mode nm;
-  if (!parse_modes(op, &linear, &cm, &nm))
+  const char *mode = quill_ref_attr_str(op, "mode", "nearest");
+  interp im = !strcmp(mode, "nearest") ? NEAREST
+              : !strcmp(mode, "cubic") ? CUBIC
+                                       : LINEAR;
+  int cm = find_name(coord_names, 7,
+                     quill_ref_attr_str(op, "coordinate_transformation_mode",
+                                        "half_pixel"));
+  int nm = find_name(nearest_names, 4,
+                     quill_ref_attr_str(op, "nearest_mode",
+                                        "round_prefer_floor"));
+  if (cm < 0 || nm < 0)
     return quill_ref_op_error(ctx, op, "unsupported resize attributes");
   if (quill_type_rank(y->type) != r)
     return quill_ref_op_error(ctx, op, "result rank differs from operand");
+  double a = quill_ref_attr_num(op, "cubic_coeff_a", -0.75);
+  bool exclude = quill_op_attr_int(op, "exclude_outside", 0) != 0;
+  double extrap = quill_ref_attr_num(op, "extrapolation_value", 0.0);
+  bool has_scales = quill_op_attr(op, "scales") != NULL;
   size_t total_map = 0;
   for (unsigned d = 0; d < r; d++) {
     if (quill_type_dim(x->type, d) == 0 && quill_type_dim(y->type, d) != 0)
@@ -144,66 +254,85 @@ QUILL_REF_KERNEL(quill_ref_kernel_resize) {
   size_t ny = quill_tensor_num_elements(y);
   if (ny == 0)
     return QUILL_OK;
-  /* one allocation: per dim i0, i1 (int64) and w1 (double) arrays */
-  size_t bytes = total_map * (2 * sizeof(int64_t) + sizeof(double));
-  char *mem = quill_alloc(ctx, bytes);
+  size_t bytes = total_map * sizeof(taps);
+  taps *mem = quill_alloc(ctx, bytes);
   if (!mem)
     return QUILL_ERR_NOMEM;
-  dim_map maps[QUILL_MAX_RANK];
+  taps *maps[QUILL_MAX_RANK];
   int64_t xstride[QUILL_MAX_RANK];
   quill_ref_strides(x->type, xstride);
-  char *p = mem;
+  taps *p = mem;
   for (unsigned d = 0; d < r; d++) {
-    int64_t nin = quill_type_dim(x->type, d), nout = quill_type_dim(y->type, d);
-    maps[d].i0 = (int64_t *)p;
-    maps[d].i1 = maps[d].i0 + nout;
-    maps[d].w1 = (double *)(maps[d].i1 + nout);
-    p = (char *)(maps[d].w1 + nout);
+    dim_xform t;
+    t.cm = (coord_mode)cm;
+    t.in = quill_type_dim(x->type, d);
+    int64_t nout = quill_type_dim(y->type, d);
+    t.scale = has_scales ? list_num(op, "scales", d, 1.0)
+                         : (double)nout / (double)t.in;
+    t.len_out = has_scales ? (double)t.in * t.scale : (double)nout;
+    t.roi_start = list_num(op, "roi", d, 0.0);
+    t.roi_end = list_num(op, "roi", r + d, 1.0);
+    maps[d] = p;
+    p += nout;
     for (int64_t o = 0; o < nout; o++) {
-      double xo = nin == nout ? (double)o : original_coord(cm, (double)o, nin, nout);
-      if (!linear) {
-        maps[d].i0[o] = maps[d].i1[o] = clamp_index(nearest_index(nm, xo), nin);
-        maps[d].w1[o] = 0;
-        continue;
+      bool identity = t.in == nout && !has_scales && t.cm != TF_CROP_AND_RESIZE;
+      if (identity) { /* no resampling along this dim */
+        memset(&maps[d][o], 0, sizeof(taps));
+        maps[d][o].n = 1;
+        maps[d][o].idx[0] = o;
+        maps[d][o].w[0] = 1;
+      } else {
+        make_taps(im, (nearest_mode)nm, a, exclude, &t, o, &maps[d][o]);
       }
-      double f = floor(xo);
-      maps[d].i0[o] = clamp_index((int64_t)f, nin);
-      maps[d].i1[o] = clamp_index((int64_t)f + 1, nin);
-      maps[d].w1[o] = maps[d].i0[o] == maps[d].i1[o] ? 0.0 : xo - f;
     }
   }
   int64_t idx[QUILL_MAX_RANK] = {0};
   for (size_t i = 0; i < ny; i++) {
+    /* dims with more than one tap are summed over; the rest add a base */
     unsigned active[QUILL_MAX_RANK], na = 0;
     int64_t base = 0;
+    double wbase = 1;
+    bool outside = false;
     for (unsigned d = 0; d < r; d++) {
-      base += maps[d].i0[idx[d]] * xstride[d];
-      if (maps[d].w1[idx[d]] != 0)
+      const taps *tp = &maps[d][idx[d]];
+      outside |= tp->outside;
+      if (tp->n == 1) {
+        base += tp->idx[0] * xstride[d];
+        wbase *= tp->w[0];
+      } else {
         active[na++] = d;
+      }
     }
     double v = 0;
-    if (na == 0)
-      v = quill_tensor_get_f64(x, (size_t)base);
-    else if (na > 16) { /* 2^na taps: refuse absurd ranks rather than hang */
+    if (outside) {
+      v = extrap;
+    } else if (na > 8) { /* 4^na taps: refuse absurd ranks rather than hang */
       quill_free(ctx, mem, bytes);
       return quill_ref_op_error(ctx, op, "too many interpolated dims");
-    } else
-      for (unsigned mask = 0; mask < (1u << na); mask++) {
-        double w = 1;
+    } else {
+      unsigned k[QUILL_MAX_RANK] = {0};
+      for (;;) {
+        double w = wbase;
         int64_t off = base;
-        for (unsigned k = 0; k < na; k++) {
-          unsigned d = active[k];
-          double w1 = maps[d].w1[idx[d]];
-          if (mask & (1u << k)) {
-            w *= w1;
-            off += (maps[d].i1[idx[d]] - maps[d].i0[idx[d]]) * xstride[d];
-          } else
-            w *= 1 - w1;
+        for (unsigned j = 0; j < na; j++) {
+          const taps *tp = &maps[active[j]][idx[active[j]]];
+          w *= tp->w[k[j]];
+          off += tp->idx[k[j]] * xstride[active[j]];
         }
-        v += w * quill_tensor_get_f64(x, (size_t)off);
+        if (w != 0)
+          v += w * quill_tensor_get_f64(x, (size_t)off);
+        unsigned j = na;
+        while (j-- > 0) {
+          if (++k[j] < maps[active[j]][idx[active[j]]].n)
+            break;
+          k[j] = 0;
+        }
+        if (j == (unsigned)-1)
+          break;
       }
-    if (!quill_type_is_float(quill_type_elem(y->type)) && linear)
-      v = nearbyint(v); /* integer linear resize rounds to nearest even */
+    }
+    if (!quill_type_is_float(quill_type_elem(y->type)) && im != NEAREST)
+      v = nearbyint(v); /* integer interpolation rounds to nearest even */
     quill_tensor_set_f64(y, i, v);
     for (unsigned d = r; d-- > 0;)
       if (++idx[d] < quill_type_dim(y->type, d))

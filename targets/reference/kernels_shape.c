@@ -5,7 +5,7 @@
  *
  * These kernels never look at element values (except gather's indices and
  * pad's fill value), only at element *bytes*, so they work for every element
- * type, quantized ones included. Each kernel first recomputes the result
+ * type, quantized ones included (a quantized pad fills the zero point). Each kernel first recomputes the result
  * shape from its operands and attributes and compares it with the
  * preallocated output, so a malformed op is reported, never read or
  * written out of bounds. Index-mapping kernels (transpose, slice, pad) walk
@@ -311,6 +311,13 @@ QUILL_REF_KERNEL(quill_ref_kernel_pad) {
     value = quill_attr_float_value(va);
   else if (va && quill_attr_kind_of(va) == QUILL_ATTR_INT)
     value = (double)quill_attr_int_value(va);
+  /* A quantized tensor pads with its zero point (the stored 0.0). */
+  quill_type *qe = quill_type_elem(y->type);
+  bool zp_fill = quill_type_is_quant(qe);
+  int64_t zp = zp_fill ? quill_type_quant_zero_points(qe)[0] : 0;
+  if (zp_fill && (value != 0.0 || quill_type_quant_axis_of(qe) >= 0))
+    return shape_mismatch(ctx, op, "a quantized pad needs 'value' 0 and a "
+                                   "per-tensor type");
   if (!y->size)
     return QUILL_OK;
   quill_ref_strides(x->type, stride);
@@ -322,7 +329,9 @@ QUILL_REF_KERNEL(quill_ref_kernel_pad) {
       int64_t s = pad_source(index[d] - pads[d], quill_type_dim(x->type, d), mode);
       off = s < 0 ? -1 : off + s * stride[d];
     }
-    if (off < 0)
+    if (off < 0 && zp_fill)
+      quill_tensor_set_i64(y, i, zp);
+    else if (off < 0)
       quill_tensor_set_f64(y, i, value);
     else
       memcpy((char *)y->data + i * eb, (const char *)x->data + off * eb, eb);

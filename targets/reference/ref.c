@@ -445,6 +445,9 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     /* integer ops */
     [QUILL_OP_QCONV2D] = {quill_ref_kernel_qconv2d, NULL},
     [QUILL_OP_QMATMUL] = {quill_ref_kernel_qmatmul, NULL},
+    [QUILL_OP_QADD] = {quill_ref_kernel_qbinary, NULL},
+    [QUILL_OP_QMUL] = {quill_ref_kernel_qbinary, NULL},
+    [QUILL_OP_LUT] = {quill_ref_kernel_lut, NULL},
     [QUILL_OP_SCAST] = {quill_ref_kernel_scast, NULL},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {quill_ref_kernel_dynamic_quantize, NULL},
 };

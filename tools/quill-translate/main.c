@@ -1,11 +1,18 @@
 /*
- * main.c - quill-translate: convert models from other formats to Quill IR.
+ * main.c - quill-translate: convert models between other formats and
+ * Quill IR.
  *
  *   quill-translate --import-onnx model.onnx [--input-shape x=1,3,8,8]...
- *                   [--base-dir DIR] [-o out.qir]
+ *                   [--const NAME=FILE.pb]... [--base-dir DIR] [-o out.qir]
+ *                   [--export-onnx out.onnx]
+ *   quill-translate in.qir --export-onnx out.onnx [--graph NAME]
+ *                   [--opset N] [--no-value-info]
  *
- * Imports the model (frontends/onnx), which verifies the result, and prints
- * the IR to stdout or the -o file. Exit status 0 on success, 1 on any error
+ * The input is an ONNX model (frontends/onnx, which verifies the result)
+ * or a .qir file ("-" reads stdin), which is parsed and verified. Without
+ * --export-onnx the IR is printed to stdout or the -o file; with it the
+ * graph is written as an ONNX model (targets/onnx), and the IR is printed
+ * only if -o is given. Exit status 0 on success, 1 on any error
  * (diagnostics go to stderr), 2 on bad usage.
  */
 #include <stdio.h>
@@ -13,99 +20,262 @@
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
+#include "frontends/onnx/tensor_file.h"
+#include "targets/onnx/onnx_export.h"
 
 static void usage(FILE *out) {
   fputs("usage: quill-translate --import-onnx MODEL.onnx [options]\n"
+        "       quill-translate INPUT.qir --export-onnx OUT.onnx [options]\n"
         "\n"
-        "Import a model into Quill IR and print it.\n"
+        "Import a model into Quill IR and print it, or export Quill IR as an\n"
+        "ONNX model.\n"
         "\n"
         "options:\n"
         "  --import-onnx FILE       import an ONNX model (protobuf)\n"
         "  --input-shape NAME=D,..  static shape for a graph input (needed for\n"
         "                           symbolic dims); may be repeated\n"
+        "  --const NAME=FILE.pb     bind graph input NAME to the tensor in\n"
+        "                           FILE.pb (an ONNX TensorProto); it becomes\n"
+        "                           a constant. May be repeated\n"
         "  --base-dir DIR           directory for external tensor data\n"
         "                           (default: the model's directory)\n"
+        "  --export-onnx FILE       write the graph as an ONNX model\n"
+        "  --graph NAME             the graph to export (default: the only\n"
+        "                           one, or @main)\n"
+        "  --opset N                ONNX opset to write (13-17; default: the\n"
+        "                           lowest the graph needs)\n"
+        "  --no-value-info          omit value_info of intermediate values\n"
         "  -o FILE                  write the IR to FILE instead of stdout\n"
         "  --print-locs             also print file locations\n"
         "  -h, --help               show this help\n",
         out);
 }
 
+/* Read a whole file (or stdin for "-") into a malloc'ed buffer. */
+static char *read_text(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap)
+      break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  bool err = ferror(f);
+  if (f != stdin)
+    fclose(f);
+  if (err) {
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static quill_module *load_qir(quill_context *ctx, const char *path) {
+  size_t len;
+  char *text = read_text(path, &len);
+  if (!text) {
+    fprintf(stderr, "quill-translate: cannot read '%s'\n", path);
+    return NULL;
+  }
+  quill_module *m = quill_parse_module(ctx, text, len,
+                                       strcmp(path, "-") ? path : "<stdin>", 0);
+  free(text);
+  if (m && quill_verify_module(m) != QUILL_OK) {
+    quill_module_destroy(m);
+    m = NULL;
+  }
+  return m;
+}
+
+/* The graph to export: --graph NAME, else the only graph, else @main. */
+static const quill_graph *pick_graph(quill_module *m, const char *name) {
+  if (name) {
+    quill_graph *g = quill_module_find_graph(m, name);
+    if (!g)
+      fprintf(stderr, "quill-translate: no graph named '%s'\n", name);
+    return g;
+  }
+  if (quill_module_num_graphs(m) == 1)
+    return quill_module_graph(m, 0);
+  quill_graph *g = quill_module_find_graph(m, "main");
+  if (!g)
+    fprintf(stderr, "quill-translate: the module has %u graphs; choose one "
+                    "with --graph NAME\n",
+            quill_module_num_graphs(m));
+  return g;
+}
+
 int main(int argc, char **argv) {
-  const char *model = NULL, *out_path = NULL, *base_dir = NULL;
+  const char *model = NULL, *qir = NULL, *out_path = NULL, *base_dir = NULL;
+  const char *export_path = NULL, *graph_name = NULL;
   const char **shapes = calloc((size_t)argc, sizeof *shapes);
-  unsigned nshapes = 0;
+  const char **consts = calloc((size_t)argc, sizeof *consts);
+  unsigned nshapes = 0, nconsts = 0;
   bool print_locs = false;
-  if (!shapes)
-    return 1;
+  quill_onnx_export_options eo = {0, false};
+  int rc = 1;
+  quill_context *ctx = NULL;
+  quill_module *m = NULL;
+  quill_tensor *tensors = NULL;
+  quill_onnx_binding *bindings = NULL;
+  if (!shapes || !consts)
+    goto done;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *val = NULL;
     bool takes = !strcmp(a, "--import-onnx") || !strcmp(a, "--input-shape") ||
-                 !strcmp(a, "-o") || !strcmp(a, "--base-dir");
+                 !strcmp(a, "-o") || !strcmp(a, "--base-dir") ||
+                 !strcmp(a, "--export-onnx") || !strcmp(a, "--graph") ||
+                 !strcmp(a, "--opset") || !strcmp(a, "--const");
     if (takes) {
       if (i + 1 >= argc) {
         fprintf(stderr, "quill-translate: %s needs a value\n", a);
-        free(shapes);
-        return 2;
+        rc = 2;
+        goto done;
       }
       val = argv[++i];
+    } else if (!strncmp(a, "--const=", 8)) {
+      a = "--const";
+      val = argv[i] + 8;
     } else if (!strncmp(a, "--input-shape=", 14)) {
       a = "--input-shape";
       val = argv[i] + 14;
     } else if (!strncmp(a, "--import-onnx=", 14)) {
       a = "--import-onnx";
       val = argv[i] + 14;
+    } else if (!strncmp(a, "--export-onnx=", 14)) {
+      a = "--export-onnx";
+      val = argv[i] + 14;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
-      free(shapes);
-      return 0;
+      rc = 0;
+      goto done;
     } else if (!strcmp(a, "--import-onnx")) {
       model = val;
     } else if (!strcmp(a, "--input-shape")) {
       shapes[nshapes++] = val;
+    } else if (!strcmp(a, "--const")) {
+      const char *eq = strchr(val, '=');
+      if (!eq || eq == val || !eq[1]) {
+        fprintf(stderr, "quill-translate: --const needs NAME=FILE.pb, got "
+                        "'%s'\n",
+                val);
+        rc = 2;
+        goto done;
+      }
+      consts[nconsts++] = val;
     } else if (!strcmp(a, "-o")) {
       out_path = val;
     } else if (!strcmp(a, "--base-dir")) {
       base_dir = val;
+    } else if (!strcmp(a, "--export-onnx")) {
+      export_path = val;
+    } else if (!strcmp(a, "--graph")) {
+      graph_name = val;
+    } else if (!strcmp(a, "--opset")) {
+      char *end;
+      eo.opset = strtoll(val, &end, 10);
+      if (!*val || *end || eo.opset <= 0) {
+        fprintf(stderr, "quill-translate: invalid --opset '%s'\n", val);
+        rc = 2;
+        goto done;
+      }
+    } else if (!strcmp(a, "--no-value-info")) {
+      eo.omit_value_info = true;
     } else if (!strcmp(a, "--print-locs")) {
       print_locs = true;
+    } else if ((a[0] != '-' || !strcmp(a, "-")) && !qir) {
+      qir = a;
     } else {
       fprintf(stderr, "quill-translate: unknown argument '%s'\n", a);
       usage(stderr);
-      free(shapes);
-      return 2;
+      rc = 2;
+      goto done;
     }
   }
-  if (!model) {
-    fprintf(stderr, "quill-translate: no input (use --import-onnx FILE)\n");
+  if (!model && !qir) {
+    fprintf(stderr, "quill-translate: no input (use --import-onnx FILE or "
+                    "give a .qir file)\n");
     usage(stderr);
-    free(shapes);
-    return 2;
+    rc = 2;
+    goto done;
   }
-  quill_context *ctx = quill_context_create(NULL, NULL);
-  if (!ctx) {
-    free(shapes);
-    return 1;
+  if (model && qir) {
+    fprintf(stderr, "quill-translate: give either --import-onnx FILE or a "
+                    ".qir file, not both\n");
+    rc = 2;
+    goto done;
   }
-  quill_onnx_options opts = {shapes, nshapes, base_dir};
-  quill_module *m = quill_onnx_import_file(ctx, model, &opts);
-  int rc = 1;
-  if (m) {
+  if (qir && nconsts) {
+    fprintf(stderr, "quill-translate: --const applies to ONNX imports only\n");
+    rc = 2;
+    goto done;
+  }
+  ctx = quill_context_create(NULL, NULL);
+  tensors = calloc(nconsts ? nconsts : 1, sizeof *tensors);
+  bindings = calloc(nconsts ? nconsts : 1, sizeof *bindings);
+  if (!ctx || !tensors || !bindings)
+    goto done;
+  /* --const NAME=FILE: split at the first '=' (names may not contain one). */
+  for (unsigned i = 0; i < nconsts; i++) {
+    const char *eq = strchr(consts[i], '=');
+    size_t len = (size_t)(eq - consts[i]);
+    char *name = malloc(len + 1);
+    if (!name)
+      goto done;
+    memcpy(name, consts[i], len);
+    name[len] = 0;
+    bindings[i].name = name;
+    bindings[i].value = &tensors[i];
+    if (quill_onnx_tensor_read_file(ctx, eq + 1, &tensors[i], NULL))
+      goto done;
+  }
+  quill_onnx_options opts = {shapes, nshapes, base_dir, bindings, nconsts};
+  m = model ? quill_onnx_import_file(ctx, model, &opts) : load_qir(ctx, qir);
+  rc = m ? 0 : 1;
+  if (m && export_path) {
+    const quill_graph *g = pick_graph(m, graph_name);
+    if (!g || quill_onnx_export_file(ctx, g, export_path, &eo) != QUILL_OK)
+      rc = 1;
+  }
+  if (m && rc == 0 && (!export_path || out_path)) {
     FILE *out = out_path ? fopen(out_path, "w") : stdout;
     if (!out) {
       perror(out_path);
+      rc = 1;
     } else {
       quill_print_options po = {print_locs};
-      if (quill_module_dump(m, out, &po) == QUILL_OK)
-        rc = 0;
+      if (quill_module_dump(m, out, &po) != QUILL_OK)
+        rc = 1;
       if (out != stdout && fclose(out) != 0)
         rc = 1;
     }
-    quill_module_destroy(m);
   }
-  quill_context_destroy(ctx);
+done:
+  if (m)
+    quill_module_destroy(m);
+  for (unsigned i = 0; bindings && i < nconsts; i++) {
+    free((char *)bindings[i].name);
+    if (ctx)
+      quill_onnx_tensor_free(ctx, &tensors[i]);
+  }
+  free(bindings);
+  free(tensors);
+  if (ctx)
+    quill_context_destroy(ctx);
   free(shapes);
+  free(consts);
   return rc;
 }

@@ -376,22 +376,29 @@ static int run(run_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return QUILL_EXIT_ERROR;
-  if (a->nconsts) {
-    /* TODO(frontend): bind each --const NAME=FILE through
-     * quill_onnx_options.bindings (quill_onnx_binding {name, value}) once
-     * the ONNX frontend provides it: read the tensors here with
-     * quill_tool_read_tensor, pass them in opts, free them after import. */
-    fprintf(stderr, "quill run: error: --const needs the frontend's binding "
-                    "support (not available yet)\n");
-    quill_context_destroy(ctx);
-    return QUILL_EXIT_ERROR;
-  }
   double t0 = now_ms();
   quill_onnx_options opts;
   memset(&opts, 0, sizeof opts);
   opts.input_shapes = a->shapes;
   opts.num_input_shapes = a->nshapes;
-  quill_module *m = quill_tool_load_model(ctx, a->model, &opts);
+  /* --const NAME=FILE: graph inputs that become constants at import. */
+  quill_tensor *ctensors = calloc(a->nconsts ? a->nconsts : 1,
+                                  sizeof *ctensors);
+  quill_onnx_binding *cb = calloc(a->nconsts ? a->nconsts : 1, sizeof *cb);
+  quill_status cst = ctensors && cb ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (unsigned i = 0; cst == QUILL_OK && i < a->nconsts; i++) {
+    cb[i].name = a->consts[i].name;
+    cb[i].value = &ctensors[i];
+    cst = quill_tool_read_tensor(ctx, a->consts[i].file, &ctensors[i]);
+  }
+  opts.bindings = cb;
+  opts.num_bindings = a->nconsts;
+  quill_module *m =
+      cst == QUILL_OK ? quill_tool_load_model(ctx, a->model, &opts) : NULL;
+  if (ctensors)
+    quill_ref_tensors_free(ctx, ctensors, a->nconsts);
+  free(ctensors);
+  free(cb);
   quill_graph *g = m ? quill_tool_entry_graph(ctx, m, a->model, a->entry)
                      : NULL;
   double t1 = now_ms();

@@ -25,16 +25,23 @@ def init(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13, name="g", vinfo=()):
+def model(nodes, inputs, outputs, inits=(), opset=13, name="g", vinfo=(),
+          extra_opsets=()):
     g = helper.make_graph(nodes, name, inputs, outputs, list(inits),
                           value_info=list(vinfo))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)] +
+                          [helper.make_opsetid(d, v) for d, v in extra_opsets])
     m.ir_version = 8
     return m
 
 
-def node(op, ins, outs, name, **attrs):
-    return helper.make_node(op, ins, outs, name=name, **attrs)
+def pb(name, arr):
+    """A TensorProto file (for --const)."""
+    return numpy_helper.from_array(np.asarray(arr), name).SerializeToString()
+
+
+def node(op, ins, outs, name, domain=None, **attrs):
+    return helper.make_node(op, ins, outs, name=name, domain=domain, **attrs)
 
 
 # ---- op families -------------------------------------------------------------
@@ -99,7 +106,7 @@ def m_activations():
         node("PRelu", ["c", "slope"], ["y"], "prelu"),
     ], [vi("x", [1, 4])], [vi("y", [1, 4])],
         [init("lo", np.float32(0.0)), init("hi", np.float32(6.0)),
-         init("slope", np.full(4, 0.25, np.float32))])
+         init("slope", np.full(4, 0.25, np.float32))], opset=14)
 
 
 def m_shape_ops():
@@ -227,6 +234,17 @@ def m_fold_shape():
          init("one", np.array([1.0], np.float32))])
 
 
+def m_empty_concat():
+    # Shape of a scalar is empty; concatenated with [-1] it is still a
+    # constant target shape (empty parts are dropped before folding).
+    return model([
+        node("Shape", ["s"], ["e"], "shape"),
+        node("Concat", ["e", "m1"], ["tgt"], "cat", axis=0),
+        node("Reshape", ["x", "tgt"], ["y"], "reshape"),
+    ], [vi("x", [2, 3]), vi("s", [])], [vi("y", [6])],
+        [init("m1", np.array([-1], np.int64))])
+
+
 def m_constant_node():
     return model([
         node("Constant", [], ["c"], "const",
@@ -287,6 +305,215 @@ def m_unsorted():
     ], [vi("x", [3])], [vi("y", [3])])
 
 
+def m_conv1d():
+    # 1-D Conv / ConvTranspose through the 2-D ops over [N, C, 1, L].
+    return model([
+        node("Conv", ["x", "w"], ["c"], "conv", strides=[2], pads=[1, 1],
+             dilations=[1]),
+        node("ConvTranspose", ["x", "wt"], ["t"], "deconv", strides=[2],
+             output_padding=[1]),
+    ], [vi("x", [1, 2, 8])], [vi("c", [1, 4, 4]), vi("t", [1, 3, 18])],
+        [init("w", np.ones((4, 2, 3), np.float32)),
+         init("wt", np.ones((2, 3, 3), np.float32))])
+
+
+def m_resize18():
+    # Resize-18/19: axes, keep_aspect_ratio_policy, cubic parameters,
+    # tf_crop_and_resize with roi; half_pixel_symmetric.
+    return model([
+        node("Resize", ["x", "", "", "sz"], ["a"], "keep", mode="linear",
+             axes=[2, 3], keep_aspect_ratio_policy="not_larger"),
+        node("Resize", ["x", "", "sc"], ["b"], "cubic", mode="cubic",
+             axes=[3], cubic_coeff_a=-0.5, exclude_outside=1,
+             coordinate_transformation_mode="half_pixel_symmetric"),
+        node("Resize", ["x", "roi", "", "sz4"], ["c"], "crop",
+             coordinate_transformation_mode="tf_crop_and_resize",
+             extrapolation_value=2.0),
+    ], [vi("x", [1, 1, 4, 8])],
+        [vi("a", [1, 1, 2, 4]), vi("b", [1, 1, 4, 16]), vi("c", [1, 1, 3, 3])],
+        [init("sz", np.array([2, 6], np.int64)),
+         init("sc", np.array([2.0], np.float32)),
+         init("roi", np.array([0, 0, 0.25, 0.25, 1, 1, 0.75, 0.75],
+                              np.float32)),
+         init("sz4", np.array([1, 1, 3, 3], np.int64))], opset=19)
+
+
+def m_dropout_mask():
+    # Inference Dropout: identity, and a mask of ones when it is used.
+    return model([
+        node("Dropout", ["x"], ["y", "mask"], "drop"),
+        node("Dropout", ["x", "r", "t"], ["z"], "drop0"),
+    ], [vi("x", [2, 2])], [vi("y", [2, 2]), vi("mask", [2, 2], TensorProto.BOOL),
+                           vi("z", [2, 2])],
+        [init("r", np.float32(0.0)), init("t", np.bool_(True))])
+
+
+def m_layernorm_stats():
+    return model([
+        node("LayerNormalization", ["x", "g"], ["y", "mean", "inv"], "ln",
+             axis=1, epsilon=0.5),
+    ], [vi("x", [2, 3])], [vi("y", [2, 3]), vi("mean", [2, 1]),
+                           vi("inv", [2, 1])],
+        [init("g", np.ones(3, np.float32))], opset=17)
+
+
+def m_split18():
+    return model([
+        node("Split", ["x"], ["a", "b", "c"], "split", axis=0, num_outputs=3),
+    ], [vi("x", [7])], [vi("a", [3]), vi("b", [3]), vi("c", [1])], opset=18)
+
+
+def m_legacy_opset6():
+    # Opset 6: Add with broadcast/axis, per-channel PRelu slope, inference
+    # BatchNormalization (is_test), Dropout(is_test) and Gemm(broadcast).
+    return model([
+        node("Add", ["x", "bias"], ["a"], "add", broadcast=1, axis=1),
+        node("PRelu", ["a", "slope"], ["p"], "prelu"),
+        node("BatchNormalization", ["p", "s", "b", "m", "v"], ["bn"], "bn",
+             is_test=1, epsilon=1e-5, momentum=0.9),
+        node("Dropout", ["bn"], ["d"], "drop", is_test=1, ratio=0.5),
+        node("Flatten", ["d"], ["f"], "flat"),
+        node("Gemm", ["f", "w", "c"], ["y"], "fc", broadcast=1, transB=1),
+    ], [vi("x", [1, 2, 2, 2])], [vi("y", [1, 3])],
+        [init("bias", np.array([1, 2], np.float32)),
+         init("slope", np.array([0.5, 0.25], np.float32)),
+         init("s", np.ones(2, np.float32)), init("b", np.zeros(2, np.float32)),
+         init("m", np.zeros(2, np.float32)), init("v", np.ones(2, np.float32)),
+         init("w", np.ones((3, 8), np.float32)),
+         init("c", np.zeros(3, np.float32))], opset=6)
+
+
+def m_legacy_opset1():
+    # Opset 1: Reshape's shape, Pad's paddings as attributes; Concat's axis
+    # defaults to 1; Split takes its sizes as a second input.
+    return model([
+        node("Reshape", ["x"], ["r"], "reshape", shape=[2, 3]),
+        node("Concat", ["r", "r"], ["c"], "concat"),
+        node("Pad", ["c"], ["p"], "pad", paddings=[0, 1, 0, 1]),
+        node("Split", ["p", "sizes"], ["y", "z"], "split", axis=1),
+    ], [vi("x", [6])], [vi("y", [2, 3]), vi("z", [2, 5])],
+        [init("sizes", np.array([3, 5], np.int64))], opset=1)
+
+
+def m_gelu():
+    # Gelu is a default-domain op from opset 20; com.microsoft's Gelu (ONNX
+    # Runtime's fusion) is the exact form.
+    return model([
+        node("Gelu", ["x"], ["a"], "gelu", approximate="tanh"),
+        node("Gelu", ["a"], ["y"], "msgelu", domain="com.microsoft"),
+    ], [vi("x", [4])], [vi("y", [4])], opset=20,
+        extra_opsets=[("com.microsoft", 1)])
+
+
+def m_future_opset():
+    # An opset newer than the importer knows: best effort, with a warning.
+    return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [3])],
+                 [vi("y", [3])], opset=30)
+
+
+# ---- quantized ops ---------------------------------------------------------------
+
+def m_qlinear():
+    # QLinearConv with per-channel weight scales and an int32 bias, fed by a
+    # QuantizeLinear; QLinearMatMul on its (reshaped) output.
+    w = np.arange(2 * 3 * 1 * 1, dtype=np.int8).reshape(2, 3, 1, 1)
+    return model([
+        node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "quant"),
+        node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz", "ys", "yz",
+                             "bias"], ["c"], "qconv", pads=[0, 0, 0, 0]),
+        node("Reshape", ["c", "shape"], ["r"], "reshape"),
+        node("QLinearMatMul", ["r", "ys", "yz", "b", "bs", "bz", "ms", "mz"],
+             ["mm"], "qmm"),
+        node("DequantizeLinear", ["mm", "ms", "mz"], ["y"], "dq"),
+    ], [vi("x", [1, 3, 2, 2])], [vi("y", [2, 3])],
+        [init("xs", np.float32(0.5)), init("xz", np.uint8(128)), init("w", w),
+         init("ws", np.array([0.1, 0.2], np.float32)),
+         init("wz", np.zeros(2, np.int8)), init("ys", np.float32(0.25)),
+         init("yz", np.uint8(100)), init("bias", np.array([1, -1], np.int32)),
+         init("shape", np.array([2, 4], np.int64)),
+         init("b", np.ones((4, 3), np.uint8)),
+         init("bs", np.array([0.5, 0.25, 1.0], np.float32)),
+         init("bz", np.array([1, 2, 3], np.uint8)),
+         init("ms", np.float32(2.0)), init("mz", np.uint8(10))])
+
+
+def m_integer():
+    # ConvInteger / MatMulInteger: i32 accumulators; zero points from inputs
+    # (absent = 0, the storage type then comes from the operand).
+    return model([
+        node("ConvInteger", ["x", "w", "xz"], ["c"], "convint"),
+        node("ConvInteger", ["x8", "w8", "", "wz8"], ["c8"], "convint8"),
+        node("MatMulInteger", ["a", "b", "az", "bz"], ["m"], "mmint"),
+        node("DynamicQuantizeLinear", ["f"], ["q", "qs", "qz"], "dyn"),
+    ], [vi("x", [1, 1, 3, 3], TensorProto.UINT8),
+        vi("x8", [1, 1, 3, 3], TensorProto.INT8),
+        vi("a", [2, 3], TensorProto.UINT8), vi("f", [4])],
+        [vi("c", [1, 2, 2, 2], TensorProto.INT32),
+         vi("c8", [1, 2, 3, 3], TensorProto.INT32),
+         vi("m", [2, 2], TensorProto.INT32),
+         vi("q", [4], TensorProto.UINT8), vi("qs", [], F),
+         vi("qz", [], TensorProto.UINT8)],
+        [init("w", np.ones((2, 1, 2, 2), np.uint8)),
+         init("xz", np.uint8(3)),
+         init("w8", np.ones((2, 1, 1, 1), np.int8)),
+         init("wz8", np.array([1, -1], np.int8)),
+         init("b", np.ones((3, 2), np.uint8)), init("az", np.uint8(1)),
+         init("bz", np.array([2, 4], np.uint8))], opset=11)
+
+
+def m_qdq_ort():
+    # The layout of ONNX Runtime's QDQ quantizer (per-channel int8 weights
+    # and int32 bias as initializers behind DequantizeLinear, symmetric
+    # activations without zero point) with com.microsoft Q/DQ, as it emits
+    # them for per-channel models before opset 13.
+    w = np.array([[[[1]], [[-2]]], [[[3]], [[-4]]]], np.int8)
+    return model([
+        node("QuantizeLinear", ["x", "s", "z"], ["xq"], "q", domain="com.microsoft"),
+        node("DequantizeLinear", ["xq", "s", "z"], ["xd"], "dq", domain="com.microsoft"),
+        node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], "wdq", axis=0,
+             domain="com.microsoft"),
+        node("DequantizeLinear", ["bq", "bs"], ["bd"], "bdq", axis=0,
+             domain="com.microsoft"),
+        node("Conv", ["xd", "wd", "bd"], ["c"], "conv"),
+        node("QuantizeLinear", ["c", "s8"], ["cq"], "q8"),
+        node("DequantizeLinear", ["cq", "s8"], ["y"], "dq8"),
+    ], [vi("x", [1, 2, 2, 2])], [vi("y", [1, 2, 2, 2])],
+        [init("s", np.float32(0.5)), init("z", np.int8(0)), init("w", w),
+         init("ws", np.array([0.1, 0.2], np.float32)),
+         init("wz", np.zeros(2, np.int8)),
+         init("bq", np.array([10, -20], np.int32)),
+         init("bs", np.array([0.05, 0.1], np.float32)),
+         init("s8", np.float32(0.125))],
+        opset=11, extra_opsets=[("com.microsoft", 1)])
+
+
+def m_qdq_reinterpret():
+    # DequantizeLinear with other parameters than the QuantizeLinear that
+    # feeds it: ONNX passes the integers, so they are reinterpreted.
+    return model([
+        node("QuantizeLinear", ["x", "s1", "z"], ["q"], "q"),
+        node("DequantizeLinear", ["q", "s2", "z"], ["y"], "dq"),
+    ], [vi("x", [3])], [vi("y", [3])],
+        [init("s1", np.float32(0.5)), init("s2", np.float32(0.25)),
+         init("z", np.uint8(3))])
+
+
+def m_bind():
+    # Weights, scales and zero points as graph inputs (as in ONNX's node
+    # tests), bound to constants with --const.
+    x = vi("x", [1, 1, 3, 3])
+    return (model([
+        node("Conv", ["x", "w"], ["c"], "conv"),
+        node("QuantizeLinear", ["c", "s", "z"], ["q"], "quant"),
+        node("DequantizeLinear", ["q", "s", "z"], ["y"], "dequant"),
+    ], [x, vi("w", [1, 1, "K", "K"]), vi("s", []), vi("z", [], TensorProto.UINT8)],
+        [vi("y", [1, 1, 2, 2])]),
+        {"w.pb": pb("w", np.full((1, 1, 2, 2), 0.5, np.float32)),
+         "s.pb": pb("s", np.float32(0.25)), "z.pb": pb("z", np.uint8(7)),
+         "w_i8.pb": pb("w", np.ones((1, 1, 2, 2), np.int8)),
+         "w_rank3.pb": pb("w", np.ones((1, 2, 2), np.float32))})
+
+
 # ---- bad input -------------------------------------------------------------------
 
 def m_unknown_ops():
@@ -295,7 +522,7 @@ def m_unknown_ops():
         node("Relu", ["a"], ["b"], "ok"),
         node("Bar", ["b"], ["c"], "b1"),
         node("Foo", ["c"], ["y"], "f2"),
-        node("QLinearConv", ["y"], ["z"], "qc"),
+        node("Baz", ["y"], ["z"], "bz", domain="com.example"),
     ], [vi("x", [3])], [vi("z", [3])])
 
 
@@ -323,8 +550,69 @@ def m_cycle():
 
 
 def m_bad_opset():
+    # Upsample-1 (the version in opset 5) is not handled; HardSwish does not
+    # exist before opset 14: both nodes are reported.
+    return model([node("Upsample", ["x"], ["u"], "up", height_scale=2.0,
+                       width_scale=2.0),
+                  node("HardSwish", ["u"], ["y"], "hswish")],
+                 [vi("x", [1, 1, 2, 2])], [vi("y", [1, 1, 4, 4])], opset=5)
+
+
+def m_opset0():
     return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [3])],
-                 [vi("y", [3])], opset=5)
+                 [vi("y", [3])], opset=0)
+
+
+def m_new_op_version():
+    # Opset 21's DequantizeLinear with blocked quantization.
+    return model([node("DequantizeLinear", ["w", "s"], ["y"], "dq", axis=1,
+                       block_size=2)],
+                 [], [vi("y", [2, 4])],
+                 [init("w", np.ones((2, 4), np.int8)),
+                  init("s", np.ones((2, 2), np.float32))], opset=21)
+
+
+def m_dangling_output():
+    return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [3])],
+                 [vi("y", [3]), vi("nowhere", [3])])
+
+
+def m_bad_conv():
+    # 3 input channels, weights for 4.
+    return model([node("Conv", ["x", "w"], ["y"], "conv")],
+                 [vi("x", [1, 3, 4, 4])], [vi("y", [1, 2, 2, 2])],
+                 [init("w", np.ones((2, 4, 3, 3), np.float32))])
+
+
+def m_missing_input():
+    return model([node("Conv", ["x"], ["y"], "conv1")],
+                 [vi("x", [1, 3, 4, 4])], [vi("y", [1, 2, 2, 2])])
+
+
+def m_bad_attr_ints():
+    # `perm` must be a list of ints; `strides` has the wrong length.
+    return model([node("Transpose", ["x"], ["t"], "tr", perm=1.5),
+                  ], [vi("x", [2, 3])], [vi("t", [3, 2])])
+
+
+def m_bad_strides():
+    return model([node("Conv", ["x", "w"], ["y"], "conv", strides=[1, 1, 1])],
+                 [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 2, 2])],
+                 [init("w", np.ones((1, 1, 3, 3), np.float32))])
+
+
+def m_dynamic_scale():
+    # A scale computed at run time cannot go into a Quill type.
+    return model([node("Abs", ["s"], ["sa"], "abs"),
+                  node("QuantizeLinear", ["x", "sa"], ["y"], "quant")],
+                 [vi("x", [3]), vi("s", [])], [vi("y", [3], TensorProto.UINT8)])
+
+
+def m_bad_zero_point():
+    # Zero point type int8 but the input is uint8.
+    return model([node("DequantizeLinear", ["x", "s", "z"], ["y"], "dq")],
+                 [vi("x", [3], TensorProto.UINT8)], [vi("y", [3])],
+                 [init("s", np.float32(0.5)), init("z", np.int8(0))])
 
 
 def m_bad_declared():

@@ -8,7 +8,7 @@ Writes into OUTDIR:
   dyn.onnx        x[N,2] f32 -> y = neg(x)         (a symbolic dim)
   reshape.onnx    x[6] f32, shape[2] i64 -> y      (needs a constant shape)
   unknown.onnx    x[2] f32 -> Foo -> y             (an op nobody knows)
-  a.npy b.npy p.npy q.npy x32.npy                  good inputs
+  a.npy b.npy p.npy q.npy x32.npy x6.npy s23.npy  good inputs
   a.pb                                             a as an ONNX TensorProto
   a_f64.npy a_2x2.npy                              wrong dtype / shape
   corrupt.npy                                      a broken .npy header
@@ -64,6 +64,8 @@ def main():
     np.save(p("p.npy"), np.array([1, -2, 3, 1 << 40], np.int64))
     np.save(p("q.npy"), np.array([5, 6, -7, 2], np.int64))
     np.save(p("x32.npy"), np.arange(6, dtype=np.float32).reshape(3, 2))
+    np.save(p("x6.npy"), np.arange(6, dtype=np.float32))
+    np.save(p("s23.npy"), np.array([2, 3], np.int64))
     np.save(p("a_f64.npy"), a.astype(np.float64))
     np.save(p("a_2x2.npy"), np.zeros((2, 2), np.float32))
     with open(p("a.pb"), "wb") as f:

@@ -1,0 +1,660 @@
+/*
+ * calibrate.c - the `calibrate` pass: run calibration data through the
+ * graph, let each fake_quant's observer pick a range, and write the range
+ * and the resulting quantization type onto the fake_quant
+ * (docs/quantization.md sections 2 and 4).
+ *
+ *   %y = fake_quant %x {role = "activation", dtype = i8, qmin = -128,
+ *                       qmax = 127, ..., observer = "minmax"}
+ *     ==>
+ *   %y = fake_quant %x {..., min = -1.25, max = 3.5,
+ *                       quant = !quant.uniform<i8:f32, 0.0186...:-61>}
+ *
+ * Which fake_quants get their range how:
+ *
+ *   fixed_scale/fixed_zero_point  quant from them; min/max the range it
+ *                                 represents; no data
+ *   operand is a constant         (weights) the observer runs on the
+ *                                 constant itself, per channel along
+ *                                 `axis`; no data
+ *   otherwise                     observed in the runs of the entry graph
+ *                                 (the module's first) over the samples
+ *
+ * Data: option data=PATH (loaded with passes/calib_data.h, honouring
+ * max-samples=N while reading), else the pass-manager input
+ * "calibration-data" (a quill_calib_dataset *). Each sample is run once
+ * through the reference interpreter (quill_ref_run_observed); fake_quants
+ * are the identity during the runs (any old `quant` is dropped first), so
+ * every observer sees float values. The observer callback checks every
+ * float result for NaN/Inf (an error naming the sample and the op) and
+ * feeds the fake_quants' results to their observers. Observers that need
+ * a histogram (percentile, kl, mse; observers.c) get it after the first
+ * run over all samples has fixed its range: from copies of the values they
+ * saw, kept while they fit in histogram-cache-mb=N MiB (default 256; 0:
+ * never), else from a second run over the samples.
+ *
+ * Ranges become scale and zero point with quill_quant_params_from_range
+ * (backends/scheme.c). A degenerate range (all zeros) gets scale 1.0 and a
+ * warning naming the fake_quant. A progress bar goes to stderr only when
+ * stderr is a terminal. Statistics: num-samples, num-observers (from
+ * data), num-weight-observers (from constants), num-fixed, num-degenerate.
+ */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "passes/calib_data.h"
+#include "passes/observers.h"
+#include "passes/pass.h"
+
+typedef struct fq_info {
+  quill_op *op;
+  quill_quant_scheme scheme;
+  int64_t axis;          /* -1: per tensor */
+  size_t channels, inner;
+  quill_observer *obs;   /* NULL for fixed params */
+  bool fixed;
+  double fixed_scale;
+  int64_t fixed_zp;
+  bool from_data;        /* observed in the runs */
+} fq_info;
+
+/* Values seen in the first run by observers that need a histogram, kept
+ * (up to histogram-cache-mb MiB in all, default 256) so the histograms can
+ * be filled without running the samples again. */
+#define CACHE_MB_DEFAULT 256
+
+typedef struct cached {
+  size_t fq; /* index into calib.fq */
+  quill_tensor t;
+} cached;
+
+typedef struct calib {
+  quill_pass_state *ps;
+  quill_context *ctx;
+  cached *cache;
+  size_t ncache, cache_cap, cache_bytes;
+  size_t cache_budget;  /* bytes */
+  bool cache_ok;        /* every histogram value so far is in the cache */
+  fq_info *fq;
+  size_t nfq, cap;
+  int32_t *index_of_id; /* entry graph: op id -> fq index, or -1 */
+  uint32_t num_ids;
+  unsigned pass;        /* 1: ranges, 2: histograms */
+  const quill_calib_dataset *ds;
+  size_t sample;        /* the sample being run */
+  uint64_t degenerate;
+} calib;
+
+/* ---- naming ------------------------------------------------------------------- */
+
+/* A name for the value a fake_quant observes (for messages). */
+static const char *fq_subject(const quill_op *fq) {
+  const quill_value *v = quill_op_operand(fq, 0);
+  if (quill_value_name(v))
+    return quill_value_name(v);
+  if (quill_op_loc(fq).name)
+    return quill_op_loc(fq).name;
+  quill_op *d = quill_value_def(v);
+  return d ? quill_op_name(d) : "<argument>";
+}
+
+static const char *op_subject(const quill_op *op) {
+  if (quill_op_num_results(op) && quill_value_name(quill_op_result(op, 0)))
+    return quill_value_name(quill_op_result(op, 0));
+  return quill_op_loc(op).name ? quill_op_loc(op).name : "";
+}
+
+/* ---- the scheme of a fake_quant ------------------------------------------------- */
+
+static bool attr_is(const quill_attr *a, quill_attr_kind k) {
+  return a && quill_attr_kind_of(a) == k;
+}
+
+/* Read the scheme attributes (defaults: i8, its full range, asymmetric,
+ * per tensor, minmax). */
+static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
+  quill_context *ctx = c->ctx;
+  quill_quant_scheme *s = &f->scheme;
+  memset(s, 0, sizeof *s);
+  const quill_attr *a = quill_op_attr(op, "dtype");
+  quill_type *storage = attr_is(a, QUILL_ATTR_TYPE) ? quill_attr_type_value(a)
+                                                    : NULL;
+  if (a && (!storage || !quill_type_is_integer(storage) ||
+            quill_type_bit_width(storage) > 16))
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s': attribute 'dtype' must "
+                       "be an integer type of at most 16 bits",
+                       fq_subject(op));
+  if (!storage)
+    storage = quill_type_scalar(ctx, QUILL_TYPE_I8);
+  s->storage = quill_type_kind_of(storage);
+  s->bits = (int)quill_type_bit_width(storage);
+  s->qmin = quill_op_attr_int(op, "qmin", quill_type_int_min(storage));
+  s->qmax = quill_op_attr_int(op, "qmax", quill_type_int_max(storage));
+  const quill_attr *sym = quill_op_attr(op, "symmetric");
+  const quill_attr *p2 = quill_op_attr(op, "power_of_two");
+  s->symmetric = attr_is(sym, QUILL_ATTR_BOOL) && quill_attr_bool_value(sym);
+  s->power_of_two = attr_is(p2, QUILL_ATTR_BOOL) && quill_attr_bool_value(p2);
+  if (s->qmin < quill_type_int_min(storage) ||
+      s->qmax > quill_type_int_max(storage) || s->qmin >= s->qmax ||
+      (s->symmetric && (s->qmin >= 0 || s->qmax <= 0)))
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s': range [%lld, %lld] "
+                       "does not fit its dtype%s",
+                       fq_subject(op), (long long)s->qmin, (long long)s->qmax,
+                       s->symmetric ? " symmetrically" : "");
+  const quill_attr *ob = quill_op_attr(op, "observer");
+  const char *oname = attr_is(ob, QUILL_ATTR_STRING)
+                          ? quill_attr_string_value(ob, NULL)
+                          : "minmax";
+  if (!quill_observer_parse(oname, &s->observer.kind))
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s': unknown observer '%s' "
+                       "(minmax, ema_minmax, percentile, kl, mse)",
+                       fq_subject(op), oname);
+  s->observer.momentum = quill_op_attr_float(op, "momentum", 0.9);
+  s->observer.percentile = quill_op_attr_float(op, "percentile", 99.99);
+  s->observer.bins = quill_op_attr_int(op, "bins", 2048);
+  if (!(s->observer.momentum > 0.0 && s->observer.momentum < 1.0) ||
+      !(s->observer.percentile > 0.0 && s->observer.percentile <= 100.0) ||
+      s->observer.bins < 16 || s->observer.bins > (INT64_C(1) << 20))
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s': observer parameter out "
+                       "of range (momentum in (0, 1), percentile in (0, 100], "
+                       "bins in [16, 2^20])",
+                       fq_subject(op));
+  f->axis = quill_op_attr_int(op, "axis", -1);
+  quill_type *t = quill_value_type(quill_op_operand(op, 0));
+  unsigned rank = quill_type_rank(t);
+  if (f->axis < -1 || f->axis >= (int64_t)rank)
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s': axis %lld is out of "
+                       "range for rank %u",
+                       fq_subject(op), (long long)f->axis, rank);
+  if (!quill_type_has_static_shape(t))
+    return quill_error(ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s' has a dynamic shape",
+                       fq_subject(op));
+  f->channels = 1;
+  f->inner = (size_t)quill_type_num_elements(t);
+  if (f->axis >= 0) {
+    f->channels = (size_t)quill_type_dim(t, (unsigned)f->axis);
+    f->inner = 1;
+    for (unsigned d = (unsigned)f->axis + 1; d < rank; d++)
+      f->inner *= (size_t)quill_type_dim(t, d);
+    if (f->channels == 0)
+      return quill_error(ctx, quill_op_loc(op),
+                         "calibrate: fake_quant of '%s': axis %lld is empty",
+                         fq_subject(op), (long long)f->axis);
+  }
+  const quill_attr *fs = quill_op_attr(op, "fixed_scale");
+  if (fs) {
+    f->fixed = true;
+    f->fixed_scale = quill_op_attr_float(op, "fixed_scale", 0.0);
+    f->fixed_zp = quill_op_attr_int(op, "fixed_zero_point", 0);
+    if (!(f->fixed_scale > 0.0) || !isfinite(f->fixed_scale) ||
+        f->fixed_zp < s->qmin || f->fixed_zp > s->qmax)
+      return quill_error(ctx, quill_op_loc(op),
+                         "calibrate: fake_quant of '%s': fixed params need a "
+                         "positive scale and a zero point in [%lld, %lld]",
+                         fq_subject(op), (long long)s->qmin,
+                         (long long)s->qmax);
+  }
+  return QUILL_OK;
+}
+
+/* ---- collecting ------------------------------------------------------------------- */
+
+static quill_status add_fq(calib *c, quill_op *op, bool entry) {
+  if (c->nfq == c->cap) {
+    size_t ncap = c->cap ? c->cap * 2 : 32;
+    fq_info *p = quill_realloc(c->ctx, c->fq, c->cap * sizeof *p,
+                               ncap * sizeof *p);
+    if (!p)
+      return QUILL_ERR_NOMEM;
+    c->fq = p;
+    c->cap = ncap;
+  }
+  fq_info *f = &c->fq[c->nfq];
+  memset(f, 0, sizeof *f);
+  f->op = op;
+  quill_status st = read_scheme(c, op, f);
+  if (st)
+    return st;
+  /* drop an old calibration: the runs must see float values */
+  if (quill_op_set_attr(op, "quant", NULL))
+    return QUILL_ERR_NOMEM;
+  if (!f->fixed) {
+    f->obs = quill_observer_create(c->ctx, &f->scheme, f->channels);
+    if (!f->obs)
+      return QUILL_ERR_NOMEM;
+  }
+  f->from_data = !f->fixed && !quill_value_constant(quill_op_operand(op, 0));
+  c->nfq++; /* owns f->obs from here */
+  if (f->from_data && !entry)
+    return quill_error(c->ctx, quill_op_loc(op),
+                       "calibrate: fake_quant of '%s' is in function '%s', "
+                       "but calibration data runs only the entry function "
+                       "'%s'",
+                       fq_subject(op), quill_graph_name(quill_op_graph(op)),
+                       quill_graph_name(quill_module_graph(
+                           quill_graph_module(quill_op_graph(op)), 0)));
+  return QUILL_OK;
+}
+
+/* Observe a constant operand directly (both passes on the one tensor). */
+static quill_status observe_constant(calib *c, fq_info *f) {
+  quill_tensor t =
+      quill_tensor_from_attr(quill_value_constant(quill_op_operand(f->op, 0)));
+  size_t n = quill_tensor_num_elements(&t);
+  bool f32 = quill_tensor_elem_kind(&t) == QUILL_TYPE_F32;
+  for (size_t i = 0; i < n; i++) {
+    double v = f32 ? (double)((const float *)t.data)[i]
+                   : quill_tensor_get_f64(&t, i);
+    if (!isfinite(v))
+      return quill_error(c->ctx, quill_op_loc(f->op),
+                         "calibrate: the constant observed by the fake_quant "
+                         "of '%s' holds NaN or Inf (element %zu)",
+                         fq_subject(f->op), i);
+  }
+  quill_observer_add_range(f->obs, &t, f->inner);
+  quill_status st = quill_observer_start_histogram(f->obs);
+  if (!st)
+    quill_observer_add_histogram(f->obs, &t, f->inner);
+  return st;
+}
+
+/* ---- the runs ---------------------------------------------------------------------- */
+
+static bool all_finite(const quill_tensor *t) {
+  quill_type_kind k = quill_tensor_elem_kind(t);
+  size_t n = quill_tensor_num_elements(t);
+  if (k == QUILL_TYPE_F32) {
+    const float *p = t->data;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+      ok &= isfinite(p[i]) != 0;
+    return ok;
+  }
+  if (!quill_type_is_float(quill_type_elem(t->type)))
+    return true;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(quill_tensor_get_f64(t, i)))
+      return false;
+  return true;
+}
+
+static void cache_free(calib *c) {
+  for (size_t i = 0; i < c->ncache; i++)
+    quill_tensor_free(c->ctx, &c->cache[i].t);
+  quill_free(c->ctx, c->cache, c->cache_cap * sizeof *c->cache);
+  c->cache = NULL;
+  c->ncache = c->cache_cap = c->cache_bytes = 0;
+}
+
+/* Keep a copy of t for observer k; past the budget (or out of memory) the
+ * cache is dropped and the histograms take a second run. */
+static void cache_add(calib *c, size_t k, const quill_tensor *t) {
+  if (!c->cache_ok)
+    return;
+  bool ok = c->cache_bytes + t->size <= c->cache_budget;
+  if (ok && c->ncache == c->cache_cap) {
+    size_t ncap = c->cache_cap ? c->cache_cap * 2 : 64;
+    cached *p = quill_realloc(c->ctx, c->cache, c->cache_cap * sizeof *p,
+                              ncap * sizeof *p);
+    ok = p != NULL;
+    if (p) {
+      c->cache = p;
+      c->cache_cap = ncap;
+    }
+  }
+  cached e = {k, {NULL, NULL, 0}};
+  ok = ok && quill_tensor_alloc(c->ctx, t->type, &e.t) == QUILL_OK;
+  if (!ok) {
+    cache_free(c);
+    c->cache_ok = false;
+    return;
+  }
+  if (t->size)
+    memcpy(e.t.data, t->data, t->size);
+  c->cache[c->ncache++] = e;
+  c->cache_bytes += t->size;
+}
+
+static quill_status on_op(void *ud, const quill_op *op,
+                          const quill_tensor *results, unsigned nres) {
+  calib *c = ud;
+  /* results computed from constants alone (the weights' fake_quants) are
+   * the same in every run; constants are checked once, by their observer */
+  bool from_constants = true;
+  for (unsigned i = 0; from_constants && i < quill_op_num_operands(op); i++)
+    from_constants = quill_value_constant(quill_op_operand(op, i)) != NULL;
+  if (c->pass == 1 && !(from_constants && quill_op_num_operands(op)))
+    for (unsigned i = 0; i < nres; i++)
+      if (!all_finite(&results[i]))
+        return quill_error(c->ctx, quill_op_loc(op),
+                           "calibrate: sample %s: the result of '%s'%s%s%s "
+                           "is not finite (NaN or Inf)",
+                           quill_calib_dataset_origin(c->ds, c->sample, 0),
+                           quill_op_name(op), *op_subject(op) ? " ('" : "",
+                           op_subject(op), *op_subject(op) ? "')" : "");
+  uint32_t id = quill_op_id(op);
+  if (id >= c->num_ids || c->index_of_id[id] < 0)
+    return QUILL_OK;
+  fq_info *f = &c->fq[c->index_of_id[id]];
+  if (c->pass == 1) {
+    quill_observer_add_range(f->obs, &results[0], f->inner);
+    if (quill_observer_needs_histogram(f->obs))
+      cache_add(c, (size_t)c->index_of_id[id], &results[0]);
+  } else
+    quill_observer_add_histogram(f->obs, &results[0], f->inner);
+  return QUILL_OK;
+}
+
+static void progress(const calib *c, size_t done, size_t total) {
+  enum { WIDTH = 30 };
+  size_t fill = total ? done * WIDTH / total : WIDTH;
+  char bar[WIDTH + 1];
+  for (size_t i = 0; i < WIDTH; i++)
+    bar[i] = i < fill ? '#' : '.';
+  bar[WIDTH] = '\0';
+  fprintf(stderr, "\rcalibrate%s: [%s] %zu/%zu",
+          c->pass == 2 ? " (histograms)" : "", bar, done, total);
+  fflush(stderr);
+}
+
+/* Sample i's inputs must be finite (else: the file is to blame). */
+static quill_status check_inputs(calib *c, size_t i) {
+  const quill_tensor *in = quill_calib_dataset_sample(c->ds, i);
+  for (unsigned k = 0; k < quill_calib_dataset_num_inputs(c->ds); k++)
+    if (!all_finite(&in[k]))
+      return quill_error(c->ctx,
+                         quill_loc_file(c->ctx,
+                                        quill_calib_dataset_origin(c->ds, i, k),
+                                        0, 0),
+                         "calibrate: input '%s' holds NaN or Inf",
+                         quill_calib_dataset_input_name(c->ds, k));
+  return QUILL_OK;
+}
+
+static quill_status run_samples(calib *c, quill_graph *g, size_t n) {
+  quill_context *ctx = c->ctx;
+  unsigned nout = quill_graph_num_results(g);
+  unsigned nin = quill_calib_dataset_num_inputs(c->ds);
+  quill_tensor *out = quill_calloc(ctx, nout ? nout : 1, sizeof *out);
+  if (!out)
+    return QUILL_ERR_NOMEM;
+  bool bar = isatty(STDERR_FILENO) && n > 0;
+  quill_status st = QUILL_OK;
+  for (size_t i = 0; !st && i < n; i++) {
+    c->sample = i;
+    if (c->pass == 1)
+      st = check_inputs(c, i);
+    if (!st)
+      st = quill_ref_run_observed(ctx, g, quill_calib_dataset_sample(c->ds, i),
+                                  nin, out, nout, on_op, c);
+    quill_ref_tensors_free(ctx, out, nout);
+    if (bar)
+      progress(c, i + 1, n);
+  }
+  if (bar)
+    fputs("\r\033[K", stderr);
+  quill_free(ctx, out, (nout ? nout : 1) * sizeof *out);
+  return st;
+}
+
+/* Get the dataset (data= option or the manager input); *owned if made here. */
+static quill_status get_dataset(calib *c, quill_graph *g, int64_t max,
+                                quill_calib_dataset **owned) {
+  const char *path = quill_pass_option(c->ps, "data");
+  *owned = NULL;
+  if (path && *path) {
+    quill_calib_dataset *ds = quill_calib_dataset_create(c->ctx, g);
+    if (!ds)
+      return QUILL_ERR_INVALID;
+    quill_calib_dataset_set_max_samples(ds, max > 0 ? (size_t)max : 0);
+    *owned = ds;
+    quill_status st = quill_calib_dataset_load(ds, path);
+    if (st)
+      return st;
+    c->ds = ds;
+    return QUILL_OK;
+  }
+  c->ds = quill_pass_input(c->ps, "calibration-data");
+  if (c->ds)
+    return quill_calib_dataset_check_graph(c->ds, g);
+  return QUILL_ERR_INVALID; /* reported by the caller */
+}
+
+static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
+  quill_context *ctx = c->ctx;
+  quill_status st = QUILL_OK;
+  int64_t max = quill_pass_option_int(c->ps, "max-samples", 0, &st);
+  if (st)
+    return st;
+  int64_t mb = quill_pass_option_int(c->ps, "histogram-cache-mb",
+                                     CACHE_MB_DEFAULT, &st);
+  if (st)
+    return st;
+  if (mb < 0 || mb > (INT64_C(1) << 30))
+    return quill_error(ctx, quill_loc_unknown(),
+                       "calibrate: histogram-cache-mb must be in [0, 2^30], "
+                       "got %lld",
+                       (long long)mb);
+  c->cache_budget = (size_t)mb << 20;
+  if (quill_pass_option(c->ps, "max-samples") && max < 1)
+    return quill_error(ctx, quill_loc_unknown(),
+                       "calibrate: max-samples must be at least 1, got %lld",
+                       (long long)max);
+  quill_calib_dataset *owned;
+  st = get_dataset(c, g, max, &owned);
+  if (st == QUILL_ERR_INVALID && !c->ds && !owned &&
+      !quill_pass_option(c->ps, "data"))
+    st = quill_error(ctx, quill_op_loc(c->fq[first].op),
+                     "calibrate: no calibration data for the fake_quant of "
+                     "'%s' (give data=PATH, or a dataset as the pass input "
+                     "'calibration-data')",
+                     fq_subject(c->fq[first].op));
+  size_t n = c->ds ? quill_calib_dataset_size(c->ds) : 0;
+  if (!st && max > 0 && (size_t)max < n)
+    n = (size_t)max;
+  if (!st && n == 0)
+    st = quill_error(ctx, quill_graph_loc(g),
+                     "calibrate: the calibration dataset is empty");
+  /* op id -> fq index for the entry graph */
+  uint32_t ids = 0;
+  QUILL_GRAPH_FOREACH(g, op) {
+    if (quill_op_id(op) + 1 > ids)
+      ids = quill_op_id(op) + 1;
+  }
+  if (!st && !(c->index_of_id = quill_alloc(ctx, (ids ? ids : 1) * sizeof(int32_t))))
+    st = QUILL_ERR_NOMEM;
+  bool hist = false;
+  if (!st) {
+    c->num_ids = ids;
+    for (uint32_t i = 0; i < ids; i++)
+      c->index_of_id[i] = -1;
+    for (size_t k = 0; k < c->nfq; k++)
+      if (c->fq[k].from_data) {
+        c->index_of_id[quill_op_id(c->fq[k].op)] = (int32_t)k;
+        hist |= quill_observer_needs_histogram(c->fq[k].obs);
+      }
+    c->pass = 1;
+    c->cache_ok = hist;
+    st = run_samples(c, g, n);
+  }
+  if (!st && hist) {
+    for (size_t k = 0; !st && k < c->nfq; k++) {
+      fq_info *f = &c->fq[k];
+      bool needs = f->from_data && quill_observer_needs_histogram(f->obs);
+      if (f->from_data && !needs)
+        c->index_of_id[quill_op_id(f->op)] = -1; /* done after pass 1 */
+      if (needs)
+        st = quill_observer_start_histogram(f->obs);
+    }
+    c->pass = 2;
+    if (!st && c->cache_ok) {
+      quill_pass_debug(c->ps, "histograms from %zu cached values (%zu bytes)",
+                       c->ncache, c->cache_bytes);
+      for (size_t i = 0; i < c->ncache; i++) {
+        fq_info *f = &c->fq[c->cache[i].fq];
+        quill_observer_add_histogram(f->obs, &c->cache[i].t, f->inner);
+      }
+    } else if (!st) {
+      quill_pass_debug(c->ps, "histograms from a second run over the "
+                              "samples (more than %zu bytes to keep)",
+                       c->cache_budget);
+      st = run_samples(c, g, n);
+    }
+  }
+  cache_free(c);
+  if (!st)
+    quill_pass_stat_add(c->ps, "num-samples", n);
+  if (c->index_of_id)
+    quill_free(ctx, c->index_of_id, (ids ? ids : 1) * sizeof(int32_t));
+  c->index_of_id = NULL;
+  quill_calib_dataset_destroy(owned);
+  c->ds = NULL;
+  return st;
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+
+static quill_status set_result(calib *c, fq_info *f) {
+  quill_context *ctx = c->ctx;
+  size_t n = f->channels;
+  double *sc = quill_alloc(ctx, n * sizeof *sc * 3);
+  int64_t *zp = quill_alloc(ctx, n * sizeof *zp);
+  const quill_attr **mins = quill_alloc(ctx, n * sizeof *mins * 2);
+  quill_status st = sc && zp && mins ? QUILL_OK : QUILL_ERR_NOMEM;
+  double *lo = sc ? sc + n : NULL, *hi = sc ? sc + 2 * n : NULL;
+  const quill_attr **maxs = mins ? mins + n : NULL;
+  bool degenerate = false;
+  for (size_t k = 0; !st && k < n; k++) {
+    bool deg = false;
+    if (f->fixed) {
+      sc[k] = f->fixed_scale;
+      zp[k] = f->fixed_zp;
+      lo[k] = (double)(f->scheme.qmin - f->fixed_zp) * f->fixed_scale;
+      hi[k] = (double)(f->scheme.qmax - f->fixed_zp) * f->fixed_scale;
+    } else {
+      quill_observer_range(f->obs, k, &lo[k], &hi[k]);
+      if (quill_quant_params_from_range(&f->scheme, lo[k], hi[k], &sc[k],
+                                        &zp[k], &deg))
+        st = quill_error(ctx, quill_op_loc(f->op),
+                         "calibrate: fake_quant of '%s': the range [%g, %g] "
+                         "has no representable scale",
+                         fq_subject(f->op), lo[k], hi[k]);
+    }
+    degenerate |= deg;
+    if (!st) {
+      mins[k] = quill_attr_float(ctx, lo[k]);
+      maxs[k] = quill_attr_float(ctx, hi[k]);
+      if (!mins[k] || !maxs[k])
+        st = QUILL_ERR_NOMEM;
+    }
+  }
+  if (!st && degenerate) {
+    quill_diag_emit(ctx, quill_op_loc(f->op), QUILL_DIAG_WARNING,
+                    "calibrate: the fake_quant of '%s' saw only zeros%s: "
+                    "using scale 1.0",
+                    fq_subject(f->op), n > 1 ? " in some channel" : "");
+    c->degenerate++;
+  }
+  quill_type *storage = quill_type_scalar(ctx, f->scheme.storage);
+  quill_type *expressed =
+      quill_type_elem(quill_value_type(quill_op_operand(f->op, 0)));
+  quill_type *qt = NULL;
+  if (!st) {
+    qt = f->axis < 0 ? quill_type_quant(ctx, storage, expressed, sc[0], zp[0],
+                                        f->scheme.qmin, f->scheme.qmax)
+                     : quill_type_quant_axis(ctx, storage, expressed,
+                                             (int32_t)f->axis, n, sc, zp,
+                                             f->scheme.qmin, f->scheme.qmax);
+    if (!qt) {
+      const char *why = quill_type_quant_check(storage, expressed, n, sc, zp,
+                                               f->scheme.qmin, f->scheme.qmax);
+      st = why ? quill_error(ctx, quill_op_loc(f->op),
+                             "calibrate: fake_quant of '%s': %s",
+                             fq_subject(f->op), why)
+               : QUILL_ERR_NOMEM;
+    }
+  }
+  if (!st) {
+    const quill_attr *amin = f->axis < 0 ? mins[0]
+                                         : quill_attr_list(ctx, n, mins);
+    const quill_attr *amax = f->axis < 0 ? maxs[0]
+                                         : quill_attr_list(ctx, n, maxs);
+    const quill_attr *aq = quill_attr_type(ctx, qt);
+    if (!amin || !amax || !aq || quill_op_set_attr(f->op, "min", amin) ||
+        quill_op_set_attr(f->op, "max", amax) ||
+        quill_op_set_attr(f->op, "quant", aq))
+      st = QUILL_ERR_NOMEM;
+  }
+  if (!st)
+    quill_pass_debug(c->ps, "'%s': [%g, %g] -> scale %g, zero point %lld%s",
+                     fq_subject(f->op), lo[0], hi[0], sc[0], (long long)zp[0],
+                     n > 1 ? " (channel 0)" : "");
+  quill_free(ctx, sc, n * sizeof *sc * 3);
+  quill_free(ctx, zp, n * sizeof *zp);
+  quill_free(ctx, mins, n * sizeof *mins * 2);
+  return st;
+}
+
+/* ---- the pass ------------------------------------------------------------------------ */
+
+static quill_status run(quill_pass_state *ps, quill_module *m) {
+  calib c = {.ps = ps, .ctx = quill_pass_context(ps)};
+  quill_status st = QUILL_OK;
+  for (unsigned gi = 0; !st && gi < quill_module_num_graphs(m); gi++)
+    QUILL_GRAPH_FOREACH(quill_module_graph(m, gi), op) {
+      if (quill_op_opcode(op) == QUILL_OP_FAKE_QUANT &&
+          (st = add_fq(&c, op, gi == 0)))
+        break;
+    }
+  uint64_t consts = 0, fixed = 0, data = 0;
+  size_t first_data = 0;
+  for (size_t k = 0; !st && k < c.nfq; k++) {
+    fq_info *f = &c.fq[k];
+    if (f->fixed)
+      fixed++;
+    else if (!f->from_data) {
+      consts++;
+      st = observe_constant(&c, f);
+    } else if (!data++)
+      first_data = k;
+  }
+  if (!st && data)
+    st = calibrate_data(&c, quill_module_graph(m, 0), first_data);
+  for (size_t k = 0; !st && k < c.nfq; k++)
+    st = set_result(&c, &c.fq[k]);
+  for (size_t k = 0; k < c.nfq; k++)
+    quill_observer_destroy(c.fq[k].obs);
+  quill_free(c.ctx, c.fq, c.cap * sizeof *c.fq);
+  if (st)
+    return st;
+  if (data)
+    quill_pass_stat_add(ps, "num-observers", data);
+  if (consts)
+    quill_pass_stat_add(ps, "num-weight-observers", consts);
+  if (fixed)
+    quill_pass_stat_add(ps, "num-fixed", fixed);
+  if (c.degenerate)
+    quill_pass_stat_add(ps, "num-degenerate", c.degenerate);
+  if (!c.nfq)
+    quill_pass_mark_unchanged(ps);
+  return QUILL_OK;
+}
+
+const quill_pass quill_pass_calibrate = {
+    .name = "calibrate",
+    .summary = "Run calibration data and set min/max/quant on every "
+               "fake_quant",
+    .run = run,
+    .requires = 0,
+    .establishes = 0,
+    .preserves = QUILL_PROP_ALL,
+    .options = "data=PATH max-samples=N histogram-cache-mb=N",
+};
