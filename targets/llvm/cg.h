@@ -314,6 +314,8 @@ typedef struct cg_requant {
   int64_t zp, lo, hi;
   LLVMValueRef g_mult, g_shift, g_scale; /* per-channel globals (lazy) */
   size_t pad;        /* extra elements in those globals (vector tails) */
+  bool noclamp;      /* fixed point only: R(v) modulo 2^32, no zp/clamp
+                        (zp must be 0): qadd's intermediate terms */
 } cg_requant;
 
 /* Set up from the op's attributes and types: in_scale * w_scales[c] /
@@ -349,6 +351,8 @@ CG_LOWER(cg_lower_concat);
 CG_LOWER(cg_lower_split);
 CG_LOWER(cg_lower_slice);
 CG_LOWER(cg_lower_pad);
+CG_LOWER(cg_lower_gather);
+CG_SUPPORTS(cg_supports_gather);
 CG_LOWER(cg_lower_resize);
 CG_SUPPORTS(cg_supports_pad);
 CG_SUPPORTS(cg_supports_resize);
@@ -363,6 +367,11 @@ CG_SUPPORTS(cg_supports_quant);
 /* lower_conv.c */
 CG_LOWER(cg_lower_qconv2d);
 CG_SUPPORTS(cg_supports_qconv2d);
+
+/* lower_qelt.c */
+CG_LOWER(cg_lower_qbinary); /* qadd qmul */
+CG_LOWER(cg_lower_lut);
+CG_SUPPORTS(cg_supports_qbinary);
 
 /* lower_matmul.c */
 CG_LOWER(cg_lower_qmatmul);

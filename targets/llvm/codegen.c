@@ -98,6 +98,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_SQUEEZE] = ALIAS,
     [QUILL_OP_UNSQUEEZE] = ALIAS,
     [QUILL_OP_RESIZE] = {cg_supports_resize, cg_lower_resize, CG_LAY_FOLLOW},
+    [QUILL_OP_GATHER] = {cg_supports_gather, cg_lower_gather, 0},
     /* quantization */
     [QUILL_OP_QUANTIZE] = {cg_supports_quant, cg_lower_quantize, CG_LAY_FOLLOW},
     [QUILL_OP_DEQUANTIZE] = {cg_supports_quant, cg_lower_dequantize,
@@ -108,6 +109,9 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_QCONV2D] = {cg_supports_qconv2d, cg_lower_qconv2d,
                           CG_LAY_CHLAST},
     [QUILL_OP_QMATMUL] = {cg_supports_qmatmul, cg_lower_qmatmul, 0},
+    [QUILL_OP_QADD] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW},
+    [QUILL_OP_QMUL] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW},
+    [QUILL_OP_LUT] = {NULL, cg_lower_lut, CG_LAY_FOLLOW},
     [QUILL_OP_SCAST] = ALIAS,
 };
 

@@ -2,8 +2,10 @@
  * lower_pool.c - maxpool, avgpool, global_maxpool and global_avgpool on
  * 4-D tensors: f32 (the reference's float semantics) and quantized storage
  * (docs/quantization.md section 3: max moves stored values; average sums
- * the stored values of the window and divides by the counted elements with
- * the op's rounding; equal input and output quant types).
+ * the stored values of the window and divides by the counted elements:
+ * tflite (s +- n/2) / n, other policies zp + round_r((s - n*zp) / n)
+ * exactly in integers; global_avgpool to another quant type is the
+ * requantizing mean R(sum(x - zp_x))).
  *
  * Loop nest, channels innermost so NHWC inputs vectorize:
  *
@@ -35,8 +37,11 @@ CG_SUPPORTS(cg_supports_pool) {
   if (quill_type_rank(xt) != 4)
     return "pooling of other than 4-D tensors";
   if (quill_type_is_quant(xe) || quill_type_is_quant(ye)) {
-    if (xe != ye)
-      return "quantized pooling with different operand and result types";
+    bool mean = quill_op_opcode(op) == QUILL_OP_GLOBAL_AVGPOOL &&
+                quill_type_is_quant(xe) && quill_type_is_quant(ye) &&
+                quill_type_quant_axis_of(ye) < 0;
+    if ((xe != ye && !mean) || quill_type_quant_axis_of(xe) >= 0)
+      return "quantized operand and result of different types";
     if (quill_type_bit_width(quill_type_quant_storage(xe)) > 16)
       return "quantized storage wider than 16 bits";
     return NULL;
@@ -113,6 +118,42 @@ static LLVMValueRef off4(cg *c, const cg_view *v, LLVMValueRef n,
   return LLVMBuildAdd(c->b, o, LLVMBuildMul(c->b, w, cg_i64c(c, v->strides[3]), ""), "");
 }
 
+/* quill_div_round(num, n, r) for n > 0, on i64. */
+static LLVMValueRef div_round(cg *c, LLVMValueRef num, LLVMValueRef n,
+                              quill_rounding r) {
+  LLVMTypeRef t = c->t_i64;
+  if (r == QUILL_ROUND_TFLITE) { /* num > 0 ? (num + n/2)/n : (num - n/2)/n */
+    LLVMValueRef h = LLVMBuildSDiv(c->b, n, cg_i64c(c, 2), "");
+    LLVMValueRef pos = LLVMBuildICmp(c->b, LLVMIntSGT, num, cg_i64c(c, 0), "");
+    LLVMValueRef m = LLVMBuildSelect(c->b, pos, LLVMBuildAdd(c->b, num, h, ""),
+                                     LLVMBuildSub(c->b, num, h, ""), "");
+    return LLVMBuildSDiv(c->b, m, n, "");
+  }
+  LLVMValueRef q = LLVMBuildSDiv(c->b, num, n, "");
+  LLVMValueRef rem = LLVMBuildSRem(c->b, num, n, "");
+  LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, rem, cg_i64c(c, 0), "");
+  q = LLVMBuildSub(c->b, q, LLVMBuildZExt(c->b, neg, t, ""), "");
+  rem = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, rem, n, ""), rem, "");
+  LLVMValueRef rest = LLVMBuildSub(c->b, n, rem, "");
+  LLVMValueRef gt = LLVMBuildICmp(c->b, LLVMIntSGT, rem, rest, "");
+  LLVMValueRef eq = LLVMBuildICmp(c->b, LLVMIntEQ, rem, rest, "");
+  LLVMValueRef tie;
+  switch (r) {
+  case QUILL_ROUND_HALF_EVEN:
+    tie = LLVMBuildTrunc(c->b, LLVMBuildAnd(c->b, q, cg_i64c(c, 1), ""),
+                         c->t_i1, "");
+    break;
+  case QUILL_ROUND_HALF_UP:
+    tie = LLVMConstInt(c->t_i1, 1, 0);
+    break;
+  default:
+    tie = LLVMBuildICmp(c->b, LLVMIntSGE, q, cg_i64c(c, 0), "");
+    break;
+  }
+  LLVMValueRef up = LLVMBuildOr(c->b, gt, LLVMBuildAnd(c->b, eq, tie, ""), "");
+  return LLVMBuildAdd(c->b, q, LLVMBuildZExt(c->b, up, t, ""), "");
+}
+
 static LLVMValueRef incr(cg *c, LLVMValueRef var, LLVMValueRef cond) {
   LLVMValueRef v = cg_load(c, c->t_i64, var, 8);
   v = LLVMBuildAdd(c->b, v, LLVMBuildZExt(c->b, cond, c->t_i64, ""), "");
@@ -139,8 +180,30 @@ static quill_status lower(cg *c, const quill_op *op) {
     return cg_op_error(c, "unknown 'rounding'");
   if (g.N * g.C * g.OH * g.OW == 0)
     return QUILL_OK;
+  /* global_avgpool to another quant type (or with multiplier/shift): the
+   * requantizing mean of docs/quantization.md section 3 */
+  bool mean = quant && !mx && global &&
+              (x.elem != y.elem || quill_op_attr(op, "multiplier"));
+  int64_t zpx = quant ? quill_type_quant_zero_points(x.elem)[0] : 0;
+  cg_requant mrq;
+  memset(&mrq, 0, sizeof mrq);
+  if (mean) {
+    double n = (double)(g.H * g.W);
+    /* scale_f32 = (f32)s_x / ((f32)s_y * (f32)n): as s_x * w / s_y with
+     * w = 1/n would round differently, set it directly */
+    double one = 1.0;
+    quill_status st2 = cg_requant_init(c, op, 1.0, &one, 1, 1, &mrq);
+    if (st2) {
+      cg_requant_free(c, &mrq);
+      return st2;
+    }
+    if (!mrq.fixed)
+      mrq.scale[0] = (float)quill_type_quant_scales(x.elem)[0] /
+                     ((float)quill_type_quant_scales(y.elem)[0] * (float)n);
+  }
   /* accumulator element: i32 (quantized), f32, or f64 (float global avg) */
-  LLVMTypeRef at = quant ? c->t_i32
+  LLVMTypeRef at = quant && mx ? c->t_i32
+                   : quant      ? c->t_i64
                    : (!mx && global) ? c->t_f64 : c->t_f32;
   cg_stage_begin(c, quill_op_name(op), g.N * g.OH);
   LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
@@ -155,7 +218,7 @@ static quill_status lower(cg *c, const quill_op *op) {
   LLVMValueRef n = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, g.OH), "n");
   LLVMValueRef oh = LLVMBuildURem(c->b, lt.i, cg_i64c(c, g.OH), "oh");
   cg_for(c, &low, 0, g.OW, 1);
-  LLVMValueRef init = quant ? cg_i32c(c, mx ? smin : 0)
+  LLVMValueRef init = quant ? LLVMConstInt(at, (unsigned long long)(mx ? smin : 0), 1)
                       : mx  ? LLVMConstReal(at, -INFINITY)
                             : LLVMConstReal(at, 0.0);
   cg_for(c, &lc, 0, g.C, 1);
@@ -201,7 +264,7 @@ static quill_status lower(cg *c, const quill_op *op) {
   LLVMValueRef a = cg_load(c, at, ap, 4);
   LLVMValueRef v;
   if (quant) {
-    LLVMValueRef xv = cg_load_int(c, x.elem, xp, c->t_i32);
+    LLVMValueRef xv = cg_load_int(c, x.elem, xp, at);
     v = mx ? cg_max_s(c, a, xv) : LLVMBuildAdd(c->b, a, xv, "");
   } else {
     LLVMValueRef xv = cg_load(c, xt, xp, eb);
@@ -226,20 +289,38 @@ static quill_status lower(cg *c, const quill_op *op) {
   cg_for(c, &lc, 0, g.C, 1);
   LLVMValueRef a2 = cg_load(c, at, cg_gep(c, at, acc, lc.i), 4);
   LLVMValueRef res = a2;
-  if (!mx && quant) {
-    LLVMValueRef d32 = LLVMBuildTrunc(c->b, div, c->t_i32, "");
-    if (r == QUILL_ROUND_TFLITE) {
-      /* s > 0 ? (s + n/2)/n : (s - n/2)/n, C division */
-      LLVMValueRef h = LLVMBuildSDiv(c->b, d32, cg_i32c(c, 2), "");
-      LLVMValueRef pos = LLVMBuildICmp(c->b, LLVMIntSGT, a2, cg_i32c(c, 0), "");
-      LLVMValueRef num = LLVMBuildSelect(c->b, pos, LLVMBuildAdd(c->b, a2, h, ""),
-                                         LLVMBuildSub(c->b, a2, h, ""), "");
-      res = LLVMBuildSDiv(c->b, num, cg_max_s(c, d32, cg_i32c(c, 1)), "");
-    } else {
-      LLVMValueRef q = LLVMBuildFDiv(c->b, LLVMBuildSIToFP(c->b, a2, c->t_f64, ""),
-                                     LLVMBuildSIToFP(c->b, div, c->t_f64, ""), "");
-      res = LLVMBuildFPToSI(c->b, cg_round(c, q, r), c->t_i32, "");
-    }
+  if (!mx && quant && mean) {
+    /* requantizing mean: acc = sum(x - zp_x) as an int32 register */
+    LLVMValueRef acc = LLVMBuildTrunc(
+        c->b, LLVMBuildSub(c->b, a2, cg_i64c(c, zpx * g.H * g.W), ""),
+        c->t_i32, "");
+    res = cg_requant_apply(c, &mrq, acc, NULL, false);
+  } else if (!mx && quant) {
+    /* n counted positions; with count_include_pad every counted padding
+     * position adds zp (the stored 0.0); an empty window gives zp */
+    LLVMValueRef s0 = a2;
+    if (include_pad)
+      s0 = LLVMBuildAdd(
+          c->b, s0,
+          LLVMBuildMul(c->b,
+                       LLVMBuildSub(c->b, cg_load(c, c->t_i64, cntp, 8),
+                                    cg_load(c, c->t_i64, cnt, 8), ""),
+                       cg_i64c(c, zpx), ""),
+          "");
+    LLVMValueRef n1 = cg_max_s(c, div, cg_i64c(c, 1));
+    LLVMValueRef q = r == QUILL_ROUND_TFLITE
+        ? div_round(c, s0, n1, r)
+        : LLVMBuildAdd(c->b,
+                       div_round(c, LLVMBuildSub(c->b, s0,
+                                                 LLVMBuildMul(c->b, n1,
+                                                              cg_i64c(c, zpx),
+                                                              ""),
+                                                 ""),
+                                 n1, r),
+                       cg_i64c(c, zpx), "");
+    res = LLVMBuildSelect(c->b,
+                          LLVMBuildICmp(c->b, LLVMIntEQ, div, cg_i64c(c, 0), ""),
+                          cg_i64c(c, zpx), q, "");
   } else if (!mx) {
     LLVMValueRef d = LLVMBuildSIToFP(c->b, div, at, "");
     res = LLVMBuildFDiv(c->b, a2, d, "");
@@ -258,6 +339,7 @@ static quill_status lower(cg *c, const quill_op *op) {
   cg_loop_end(c, &low);
   cg_loop_end(c, &lt);
   cg_stage_end(c);
+  cg_requant_free(c, &mrq);
   return c->status;
 }
 

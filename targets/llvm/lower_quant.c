@@ -3,10 +3,12 @@
  * targets/reference/kernels_quant.c (ONNX QuantizeLinear /
  * DequantizeLinear, computed in the expressed type's precision):
  *
- *   quantize    q = clamp(rint(x / s) + zp, qmin, qmax)     (NaN -> zp)
- *               f32 expressed: (float)x / (float)s, rintf; f64: in double
+ *   quantize    q = clamp(round_r(x / s) + zp, qmin, qmax)  (NaN -> zp)
+ *               f32 expressed: (float)x / (float)s; f64: in double; r is
+ *               the op's rounding (default half_even, ONNX's)
  *   dequantize  x = (float)(q - zp) * (float)s              (f64: double)
- *   requantize  without `multiplier`: quantize_2(dequantize_1(q))
+ *   requantize  without `multiplier`: quantize_2(dequantize_1(q)) with the
+ *               op's rounding
  *               with `multiplier`/`shift` (fuse-qdq's fixed-point form):
  *               clamp(zp_y + R(q - zp_x)) through requant.c
  *
@@ -42,6 +44,7 @@ CG_SUPPORTS(cg_supports_quant) {
 /* Quantization parameters of one tensor, as the map sees them. */
 typedef struct qp {
   bool axis;          /* per axis: scale and zp come in as views */
+  quill_rounding r;   /* quantize: the op's rounding */
   bool f64;           /* expressed f64 */
   double scale;       /* per tensor */
   int64_t zp, qmin, qmax;
@@ -117,12 +120,12 @@ static LLVMValueRef qp_zp(cg *c, const qp *p, LLVMValueRef *in) {
                  : cg_i64c(c, p->zp);
 }
 
-/* q = clamp(rint(x / s) + zp, qmin, qmax); x already in the expressed
- * precision. Returns i64. */
+/* q = clamp(round_r(x / s) + zp, qmin, qmax) (quill_quantize_value); x
+ * already in the expressed precision. Returns i64. */
 static LLVMValueRef quantize_val(cg *c, const qp *p, LLVMValueRef x,
                                  LLVMValueRef *in) {
   LLVMValueRef q = LLVMBuildFDiv(c->b, x, qp_scale(c, p, in), "");
-  q = cg_round(c, q, QUILL_ROUND_HALF_EVEN);
+  q = cg_round(c, q, p->r);
   LLVMTypeRef t = LLVMTypeOf(q);
   q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
                       LLVMConstNull(t), q, "");
@@ -184,6 +187,15 @@ static LLVMValueRef requantize_fn(cg *c, void *ud, LLVMValueRef *in) {
   return quantize_val(c, &q->out, r, in);
 }
 
+static quill_status op_rounding(cg *c, const quill_op *op, quill_rounding *r) {
+  const quill_attr *a = quill_op_attr(op, "rounding");
+  *r = QUILL_ROUND_HALF_EVEN;
+  if (a && (quill_attr_kind_of(a) != QUILL_ATTR_STRING ||
+            !quill_rounding_parse(quill_attr_string_value(a, NULL), r)))
+    return cg_op_error(c, "unknown 'rounding'");
+  return QUILL_OK;
+}
+
 CG_LOWER(cg_lower_quantize) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
@@ -194,7 +206,7 @@ CG_LOWER(cg_lower_quantize) {
   if (!quill_type_is_quant(y.elem))
     return cg_op_error(c, "expects a quantized result");
   quill_status st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin);
-  if (st)
+  if (st || (st = op_rounding(c, op, &q.out.r)))
     return st;
   cg_map(c, "quantize", &y, nin, ins, quantize_fn, &q);
   return QUILL_OK;
@@ -245,7 +257,8 @@ CG_LOWER(cg_lower_requantize) {
     return QUILL_OK;
   }
   if ((st = qp_init(c, &q.in, x.elem, &x, &y, ins, &nin)) ||
-      (st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin)))
+      (st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin)) ||
+      (st = op_rounding(c, op, &q.out.r)))
     return st;
   cg_map(c, "requantize", &y, nin, ins, requantize_fn, &q);
   return QUILL_OK;

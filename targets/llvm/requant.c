@@ -205,6 +205,8 @@ typedef LLVMValueRef (*fx_core)(cg *c, const fx *f, LLVMValueRef x,
                                 LLVMValueRef m, LLVMValueRef sh);
 
 static LLVMValueRef clamp64(cg *c, const cg_requant *rq, LLVMValueRef v) {
+  if (rq->noclamp)
+    return v; /* truncated to i32 by the caller: modulo 2^32 */
   LLVMTypeRef t = LLVMTypeOf(v);
   v = cg_max_s(c, v, cg_intc(t, rq->lo - rq->zp));
   return cg_min_s(c, v, cg_intc(t, rq->hi - rq->zp));

@@ -15,7 +15,8 @@
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
- * scale, output scales spread so that results both fit and saturate. Each
+ * scale, fused activation clamps (act_min/act_max), output scales spread
+ * so that results both fit and saturate. Each
  * graph runs on every instruction path this machine can execute (portable,
  * avx2, avx-vnni, avx512-vnni) and every output byte must equal the
  * reference's. QUILL_LLVM_RANDOM_CASES scales the number of graphs,
@@ -105,8 +106,13 @@ static void random_wparams(wparams *w, int64_t nch) {
 /* Requantization attributes (and the result's quant params). */
 static void requant_attrs(gen *g, bool *fixed_out, double sx,
                           const wparams *w, double sy, int64_t nch,
-                          const char *rounding) {
+                          const char *rounding, bool yu8) {
   bool tfl = !strcmp(rounding, "tflite");
+  if (rnd() % 3 == 0) { /* a fused relu/clip: act_min <= act_max */
+    int64_t qmin = yu8 ? 0 : -128, qmax = yu8 ? 255 : 127;
+    int64_t lo = rnd_int(qmin, (qmin + qmax) / 2), hi = rnd_int(lo, qmax);
+    emit(g, "act_min = %lld, act_max = %lld, ", (long long)lo, (long long)hi);
+  }
   bool fixed = tfl || rnd() % 2;
   *fixed_out = fixed;
   emit(g, "rounding = \"%s\"", rounding);
@@ -235,7 +241,7 @@ static void gen_qconv(gen *g) {
   if (!raw) {
     bool fixed;
     emit(g, ", ");
-    requant_attrs(g, &fixed, sx, w, sy, M, rounding);
+    requant_attrs(g, &fixed, sx, w, sy, M, rounding, yu8);
   }
   emit(g, "} : tensor<%lldx%lldx%lldx%lldx", (long long)N, (long long)M,
        (long long)OH, (long long)OW);
@@ -327,7 +333,7 @@ static void gen_qmatmul(gen *g) {
   emit(g, "  %%y = qmatmul %%a, %%b%s {", bias_mode ? ", %c" : "");
   if (!raw) {
     bool fixed;
-    requant_attrs(g, &fixed, sx, w, sy, N, rounding);
+    requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
   }
   emit(g, "} : tensor<%sx", ysh);
   if (raw)
