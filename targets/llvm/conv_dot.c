@@ -127,21 +127,42 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   p->nreg = zmm || t->aarch64 ? 32 : 16;
   p->kg = p->kind == DOT_MUL ? 1 : p->kind == DOT_WD ? 2 : 4;
   p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW;
-  /* tile: up to 4 vectors of channels (fewest lanes wasted on the last
-   * tile, then the widest), as many pixels as registers allow */
+  /* tile shape: the (channel vectors, pixels) pair with the lowest
+   * estimated cost: per tile and kernel step max(o*p dot products, o + p
+   * loads) - both issue about twice per cycle - plus an epilogue per
+   * output vector, summed over every channel tile (lanes past the last
+   * channel are computed too) and every pixel tile including the
+   * remainder tile. */
   int64_t Mg = a->g.Mg;
   int64_t nvec = ceil_div(Mg, p->VL);
-  unsigned maxo = p->nreg == 16 ? 2 : 4;
-  p->OCB = 1;
-  for (unsigned o = 1; o <= maxo && o <= nvec; o++)
-    if (ceil_div(nvec, o) * o <= ceil_div(nvec, p->OCB) * p->OCB)
-      p->OCB = o;
-  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
-  unsigned pmax = (p->nreg - p->OCB - spare) / p->OCB;
-  if (pmax > 12)
-    pmax = 12;
   int64_t npix = a->g.OH * a->g.OW;
-  p->PIX = npix < pmax ? (unsigned)(npix ? npix : 1) : pmax;
+  int64_t ksteps = a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
+  unsigned maxo = p->nreg == 16 ? 2 : 4;
+  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
+  double best = -1;
+  /* widest tiles first; another shape must be clearly cheaper (measured:
+   * at equal estimates, more channel vectors per tile run faster) */
+  for (unsigned o = maxo; o >= 1; o--) {
+    if (o > nvec)
+      continue;
+    unsigned pmax = (p->nreg - o - spare) / o;
+    if (pmax > 12)
+      pmax = 12;
+    for (unsigned q = pmax; q >= 1; q--) {
+      int64_t full = npix / q, rem = npix % q;
+      double lt = o + 1.5 * q, lr = o + 1.5 * (double)rem;
+      double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q;
+      double rt = (double)ksteps * (o * rem > lr ? o * (double)rem : lr) +
+                  4.0 * o * (double)rem;
+      double cost = (double)ceil_div(nvec, o) * ((double)full * tile +
+                                                 (rem ? rt : 0));
+      if (best < 0 || cost < best * 0.97) {
+        best = cost;
+        p->OCB = o;
+        p->PIX = q;
+      }
+    }
+  }
   p->TW = (int64_t)p->OCB * p->VL;
   p->ntiles = ceil_div(Mg, p->TW);
   p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;

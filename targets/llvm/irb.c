@@ -93,6 +93,12 @@ void cg_stage_begin(cg *c, const char *name, int64_t ntasks) {
                             LLVMCreateEnumAttribute(c->lc, noalias, 0));
   LLVMAddAttributeAtIndex(st->fn, LLVMAttributeFunctionIndex,
                           LLVMCreateEnumAttribute(c->lc, nounwind, 0));
+  if (c->opts.noinline)
+    LLVMAddAttributeAtIndex(
+        st->fn, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(c->lc,
+                                LLVMGetEnumAttributeKindForName("noinline", 8),
+                                0));
   c->st = st;
   for (unsigned i = 0; i < np; i++)
     c->params[i] = LLVMGetParam(st->fn, i);

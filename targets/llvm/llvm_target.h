@@ -59,6 +59,8 @@ typedef struct quill_llvm_options {
                            is split over N threads via quill_rt_parallel_for */
   const char *name;     /* entry prefix, a C identifier; default "model" */
   quill_llvm_isa isa;   /* default AUTO */
+  bool noinline;        /* keep every kernel stage a separate function
+                           (for profilers: one symbol per stage) */
 } quill_llvm_options;
 
 /* Set the defaults above. */

@@ -125,6 +125,65 @@ CG_SUPPORTS(cg_supports_qmatmul) {
   return NULL;
 }
 
+/* qmatmul as a 1x1 convolution for the dot kernels: the rows of A (all
+ * batches, densely row-major) are the pixels, K the input channels, the
+ * columns of a constant 2-D B the output channels. True if emitted. */
+static bool try_dot(cg *c, const quill_op *op, const cg_view *a,
+                    const cg_view *b, const cg_view *y, const mm_geom *g,
+                    cg_qlinear *q) {
+  if (!q->wconst || b->rank != 2 || (q->has_bias && !q->bconst) ||
+      !cg_view_is_row_major(a) || !cg_view_is_row_major(y) || g->K == 0)
+    return false;
+  int64_t rows = g->batches * g->M;
+  cg_dot_args d;
+  memset(&d, 0, sizeof d);
+  cg_conv_geom *cg_ = &d.g;
+  cg_->N = 1;
+  cg_->C = cg_->Cg = g->K;
+  cg_->H = cg_->OH = 1;
+  cg_->W = cg_->OW = rows;
+  cg_->M = cg_->Mg = g->N;
+  cg_->KH = cg_->KW = cg_->G = 1;
+  cg_->sh = cg_->sw = cg_->dh = cg_->dw = 1;
+  d.x = *a;
+  d.x.rank = 4;
+  int64_t xd[4] = {1, g->K, 1, rows}, xs[4] = {0, 1, 0, g->K};
+  memcpy(d.x.dims, xd, sizeof xd);
+  memcpy(d.x.strides, xs, sizeof xs);
+  d.y = *y;
+  d.y.rank = 4;
+  int64_t yd[4] = {1, g->N, 1, rows}, ys[4] = {0, 1, 0, g->N};
+  memcpy(d.y.dims, yd, sizeof yd);
+  memcpy(d.y.strides, ys, sizeof ys);
+  d.zpx = q->zpx;
+  d.rq = &q->rq;
+  size_t n = (size_t)(g->K * g->N);
+  int32_t *wc = quill_alloc(c->ctx, n * sizeof *wc);
+  int32_t *bias = q->has_bias ? quill_alloc(c->ctx, (size_t)g->N * sizeof *bias)
+                              : NULL;
+  if (!wc || (q->has_bias && !bias)) {
+    quill_free(c->ctx, wc, n * sizeof *wc);
+    quill_free(c->ctx, bias, (size_t)g->N * sizeof *bias);
+    c->status = QUILL_ERR_NOMEM;
+    return false;
+  }
+  for (int64_t k = 0; k < g->K; k++)
+    for (int64_t j = 0; j < g->N; j++)
+      wc[j * g->K + k] = (int32_t)(uint32_t)(
+          quill_attr_dense_get_i64(q->wconst, (size_t)(k * g->N + j)) -
+          q->zpw[q->nw == 1 ? 0 : j]);
+  for (int64_t j = 0; bias && j < g->N; j++)
+    bias[j] = cg_qlinear_bias(q, (size_t)j);
+  d.wc = wc;
+  d.bias = bias;
+  bool ok = cg_dot_applies(c, &d);
+  if (ok)
+    cg_dot_emit(c, &d);
+  quill_free(c->ctx, wc, n * sizeof *wc);
+  quill_free(c->ctx, bias, (size_t)g->N * sizeof *bias);
+  return ok;
+}
+
 CG_LOWER(cg_lower_qmatmul) {
   cg_view a = cg_value_view(c, quill_op_operand(op, 0));
   cg_view b = cg_value_view(c, quill_op_operand(op, 1));
@@ -138,9 +197,17 @@ CG_LOWER(cg_lower_qmatmul) {
     cg_qlinear_free(c, &q);
     return st;
   }
-  if (g.M * g.N * g.K == 0 && g.batches * g.M * g.N == 0) {
+  if (g.batches * g.M * g.N == 0) {
     cg_qlinear_free(c, &q);
     return QUILL_OK;
+  }
+  if (try_dot(c, op, &a, &b, &y, &g, &q)) {
+    cg_qlinear_free(c, &q);
+    return c->status;
+  }
+  if (c->status) {
+    cg_qlinear_free(c, &q);
+    return c->status;
   }
   /* B centered, as a constant table [batchB][K][N] when constant. */
   LLVMValueRef btab = NULL, zptab = NULL, biastab = NULL;

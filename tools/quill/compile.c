@@ -31,7 +31,7 @@ typedef struct compile_args {
   quill_llvm_io io;
   quill_llvm_isa isa;
   unsigned threads, opt;
-  bool no_header;
+  bool no_header, noinline;
 } compile_args;
 
 static void print_help(FILE *out) {
@@ -59,6 +59,8 @@ static void print_help(FILE *out) {
       "                        quantized IO (drops input quantize / output\n"
       "                        dequantize); float: float IO\n"
       "  -O N                  LLVM optimization level 0..3 (default 3)\n"
+      "  --noinline-stages     one function per kernel stage (q.<op>.<kind>\n"
+      "                        symbols, for profilers)\n"
       "  --entry FUNC          function to compile in a .qir module\n"
       "  --backend B --calib DIR  quantize a float model first (not yet)\n"
       "  -h, --help            show this help\n\n"
@@ -98,6 +100,8 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
       a->header = v;
     } else if (quill_cli_flag(&c, "--no-header")) {
       a->no_header = true;
+    } else if (quill_cli_flag(&c, "--noinline-stages")) {
+      a->noinline = true;
     } else if (quill_cli_value(&c, "--name", &v)) {
       a->name = v;
     } else if (quill_cli_value(&c, "--target", &v)) {
@@ -253,6 +257,7 @@ static int compile(compile_args *a) {
   o.threads = a->threads;
   o.name = name;
   o.isa = a->isa;
+  o.noinline = a->noinline;
   quill_llvm_compiled *cm = NULL;
   if (st == QUILL_OK)
     st = quill_llvm_compile(ctx, g, &o, &cm);
