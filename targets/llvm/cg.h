@@ -127,6 +127,8 @@ typedef struct cg_stage {
   int *param_slot; /* slot bound to each pointer parameter, -1 unused */
   int op_index;
   bool serial;     /* never split over threads */
+  double work_ns;  /* estimated single-thread time: stages too small to
+                      pay for waking the pool run on the caller */
 } cg_stage;
 
 struct cg {
@@ -194,6 +196,9 @@ cg_view cg_value_view(cg *c, const quill_value *v);
 void cg_stage_begin(cg *c, const char *name, int64_t ntasks);
 /* Finish it (adds the return). */
 void cg_stage_end(cg *c);
+/* Set the current stage's estimated single-thread time (default: half a
+ * nanosecond per element of the op's results). */
+void cg_stage_work(cg *c, double ns);
 /* Base pointer of a view inside the current stage (its element 0). */
 LLVMValueRef cg_view_base(cg *c, const cg_view *v);
 /* Pointer to slot memory in the current stage. */

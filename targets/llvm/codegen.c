@@ -297,6 +297,10 @@ static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
   return fn;
 }
 
+/* Stages estimated to take less than this on one thread run on the caller
+ * (waking the pool costs microseconds). */
+#define PARALLEL_MIN_NS 30000.0
+
 static void build_entry(cg *c, bool jit, LLVMValueRef pool) {
   unsigned n_in = quill_graph_num_args(c->g);
   unsigned n_out = quill_graph_num_results(c->g);
@@ -331,7 +335,8 @@ static void build_entry(cg *c, bool jit, LLVMValueRef pool) {
     }
     for (unsigned i = 0; i < st->nparams; i++)
       args[i] = entry_slot_ptr(c, fn, st->param_slot[i], n_in);
-    if (threads && st->ntasks > 1 && !st->serial) {
+    if (threads && st->ntasks > 1 && !st->serial &&
+        (st->work_ns >= PARALLEL_MIN_NS || c->opts.parallel_all)) {
       for (unsigned i = 0; i < st->nparams; i++) {
         LLVMValueRef idx = cg_i64c(c, i);
         cg_store(c, args[i], LLVMBuildInBoundsGEP2(c->b, c->t_ptr, argbuf,

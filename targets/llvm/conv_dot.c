@@ -434,6 +434,8 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   const cg_conv_geom *g = &a->g;
   int64_t ntasks = g->N * g->G * p->ntiles * p->nchunks;
   cg_stage_begin(c, "dot", ntasks);
+  cg_stage_work(c, (double)(g->N * g->M * g->OH * g->OW) *
+                       (double)(g->Cg * g->KH * g->KW) / 100.0);
   kstate s;
   memset(&s, 0, sizeof s);
   s.a = a;

@@ -89,6 +89,8 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
   int64_t nblk = Cp / VL;
 
   cg_stage_begin(c, "dwconv", g->N * g->OH);
+  cg_stage_work(c, (double)(g->N * g->M * g->OH * g->OW * g->KH * g->KW) /
+                       15.0);
   LLVMTypeRef vt = LLVMVectorType(c->t_i32, VL);
   LLVMTypeRef bvt = LLVMVectorType(c->t_i8, VL);
   LLVMTypeRef hvt = LLVMVectorType(c->t_i16, VL);

@@ -46,11 +46,19 @@ static quill_status to_int8(quill_context *ctx, quill_graph *g) {
     if (!t)
       continue;
     quill_value_set_type(a, t);
-    while (quill_value_has_uses(a)) {
-      quill_op *q = quill_use_user(quill_value_first_use(a));
-      quill_value_replace_all_uses(quill_op_result(q, 0), a);
-      quill_op_erase(q);
+    /* take the quantizes off the use list first: rewiring their users
+     * adds uses of a */
+    unsigned n = quill_value_num_uses(a), k = 0;
+    quill_op **qs = quill_alloc(ctx, n * sizeof *qs);
+    if (!qs)
+      return QUILL_ERR_NOMEM;
+    for (quill_use *u = quill_value_first_use(a); u; u = quill_use_next(u))
+      qs[k++] = quill_use_user(u);
+    for (k = 0; k < n; k++) {
+      quill_value_replace_all_uses(quill_op_result(qs[k], 0), a);
+      quill_op_erase(qs[k]);
     }
+    quill_free(ctx, qs, n * sizeof *qs);
   }
   quill_op *ret = quill_graph_return(g);
   unsigned n = quill_op_num_operands(ret);
@@ -67,7 +75,6 @@ static quill_status to_int8(quill_context *ctx, quill_graph *g) {
     }
     types[j] = quill_value_type(quill_op_operand(ret, j));
   }
-  (void)ctx;
   return quill_graph_set_result_types(g, n, types);
 }
 

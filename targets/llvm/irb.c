@@ -50,6 +50,11 @@ void cg_stage_begin(cg *c, const char *name, int64_t ntasks) {
   memset(st, 0, sizeof *st);
   st->ntasks = ntasks < 1 ? 1 : ntasks;
   st->op_index = c->op_index;
+  st->work_ns = 0;
+  for (unsigned r = 0; c->op && r < quill_op_num_results(c->op); r++) {
+    int64_t n = quill_type_num_elements(quill_value_type(quill_op_result(c->op, r)));
+    st->work_ns += 0.5 * (double)(n > 0 ? n : 0);
+  }
   unsigned np = c->op ? quill_op_num_operands(c->op) +
                             quill_op_num_results(c->op) + 8
                       : 4;
@@ -108,6 +113,11 @@ void cg_stage_begin(cg *c, const char *name, int64_t ntasks) {
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->lc, st->fn, "body");
   LLVMPositionBuilderAtEnd(c->eb, c->entry_bb);
   LLVMPositionBuilderAtEnd(c->b, body);
+}
+
+void cg_stage_work(cg *c, double ns) {
+  if (c->st)
+    c->st->work_ns = ns;
 }
 
 void cg_stage_end(cg *c) {

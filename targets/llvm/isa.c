@@ -41,7 +41,7 @@ bool quill_llvm_isa_parse(const char *name, quill_llvm_isa *out) {
 
 /* ---- x86 CPU classes (LLVM 19 names, llc -mcpu=help) ----------------------- */
 
-enum { X_BASE, X_AVX2, X_AVX512, X_AVX512VNNI, X_AVXVNNI };
+enum { X_BASE, X_AVX2, X_AVX512, X_AVX512VNNI, X_AVXVNNI, X_AVX512_AVXVNNI };
 
 static const struct {
   const char *name;
@@ -54,21 +54,21 @@ static const struct {
     {"cooperlake", X_AVX512VNNI}, {"core-avx2", X_AVX2},
     {"core_4th_gen_avx", X_AVX2}, {"core_4th_gen_avx_tsx", X_AVX2},
     {"core_5th_gen_avx", X_AVX2}, {"core_5th_gen_avx_tsx", X_AVX2},
-    {"emeraldrapids", X_AVX512VNNI}, {"gracemont", X_AVXVNNI},
-    {"grandridge", X_AVXVNNI}, {"graniterapids", X_AVX512VNNI},
-    {"graniterapids-d", X_AVX512VNNI}, {"graniterapids_d", X_AVX512VNNI},
+    {"emeraldrapids", X_AVX512_AVXVNNI}, {"gracemont", X_AVXVNNI},
+    {"grandridge", X_AVXVNNI}, {"graniterapids", X_AVX512_AVXVNNI},
+    {"graniterapids-d", X_AVX512_AVXVNNI}, {"graniterapids_d", X_AVX512_AVXVNNI},
     {"haswell", X_AVX2}, {"icelake-client", X_AVX512VNNI},
     {"icelake-server", X_AVX512VNNI}, {"icelake_client", X_AVX512VNNI},
     {"icelake_server", X_AVX512VNNI}, {"knl", X_AVX2}, {"knm", X_AVX2},
     {"lunarlake", X_AVXVNNI}, {"meteorlake", X_AVXVNNI},
     {"mic_avx512", X_AVX2}, {"pantherlake", X_AVXVNNI},
     {"raptorlake", X_AVXVNNI}, {"rocketlake", X_AVX512VNNI},
-    {"sapphirerapids", X_AVX512VNNI}, {"sierraforest", X_AVXVNNI},
+    {"sapphirerapids", X_AVX512_AVXVNNI}, {"sierraforest", X_AVXVNNI},
     {"skx", X_AVX512}, {"skylake", X_AVX2}, {"skylake-avx512", X_AVX512},
     {"skylake_avx512", X_AVX512}, {"tigerlake", X_AVX512VNNI},
     {"x86-64-v3", X_AVX2}, {"x86-64-v4", X_AVX512}, {"znver1", X_AVX2},
     {"znver2", X_AVX2}, {"znver3", X_AVX2}, {"znver4", X_AVX512VNNI},
-    {"znver5", X_AVX512VNNI}, {"bdver4", X_AVX2},
+    {"znver5", X_AVX512_AVXVNNI}, {"bdver4", X_AVX2},
 };
 
 /* Every other x86 CPU LLVM 19 knows (no AVX2). */
@@ -119,9 +119,9 @@ static int x86_class(const char *cpu) {
 static void set_class(cg_target *t, int cls) {
   t->avx2 = cls != X_BASE;
   t->avx512f = t->avx512bw = t->avx512vl =
-      cls == X_AVX512 || cls == X_AVX512VNNI;
-  t->avx512vnni = cls == X_AVX512VNNI;
-  t->avxvnni = cls == X_AVXVNNI;
+      cls == X_AVX512 || cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
+  t->avx512vnni = cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
+  t->avxvnni = cls == X_AVXVNNI || cls == X_AVX512_AVXVNNI;
 }
 
 /* Apply "+f,-g" on top of the CPU's features. */

@@ -61,6 +61,9 @@ typedef struct quill_llvm_options {
   quill_llvm_isa isa;   /* default AUTO */
   bool noinline;        /* keep every kernel stage a separate function
                            (for profilers: one symbol per stage) */
+  bool parallel_all;    /* with threads > 1, split every stage that has
+                           several tasks, even ones too small to gain
+                           (tests of the threaded code) */
 } quill_llvm_options;
 
 /* Set the defaults above. */

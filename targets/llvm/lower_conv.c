@@ -301,6 +301,8 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
   /* acc[] holds Mg (grouped) or M (Cg == 1) sums of one output pixel. */
   int64_t nacc = g->Cg == 1 ? g->M : g->Mg;
   cg_stage_begin(c, "qconv2d.portable", g->N * g->OH);
+  cg_stage_work(c, (double)(g->N * g->M * g->OH * g->OW) *
+                       (double)(g->Cg * g->KH * g->KW) / 4.0);
   LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
   if (!ws.table)
     ws.base = cg_view_base(c, &ws.view);

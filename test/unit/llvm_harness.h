@@ -138,6 +138,7 @@ static bool run_case(const llvm_case *k) {
   quill_llvm_options_init(&o);
   o.isa = k->isa;
   o.threads = k->threads ? k->threads : 1;
+  o.parallel_all = true; /* small graphs: exercise the pool anyway */
   /* generate code as a machine with only that ISA would run it */
   if (k->isa == QUILL_LLVM_ISA_AVX2)
     o.features = "-avx512f,-avxvnni";
