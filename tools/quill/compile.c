@@ -5,13 +5,14 @@
  *   quill compile MODEL (.onnx | .qir) -o OUT [--emit=obj|asm|llvm-ir]
  *         [--header H] [--name NAME] [--target T] [--mcpu C] [--mattr F]
  *         [--isa PATH] [--threads N] [--io=model|int8|float] [-O N]
- *         [--entry FUNC] [--backend B --calib DIR]
+ *         [--entry FUNC] [--backend B --calib PATH [--max-samples N]]
  *
  * Flow:
  *
- *   model --load--> graph --(quantization pipeline: TODO, see below)-->
- *   --io adaptation--> quill_llvm_compile (every unsupported op reported,
- *   nothing written) --> OUT (+ H for obj/asm, + quill_rt.c for threads)
+ *   model --load--> graph [--backend/--calib: the quantization pipeline of
+ *   `quill quantize`] --io adaptation--> quill_llvm_compile (every
+ *   unsupported op reported, nothing written) --> OUT (+ H for obj/asm,
+ *   + quill_rt.c for threads)
  *
  * Files are written through temporaries renamed into place; if a later
  * file fails, the ones this run already wrote are removed again, so a
@@ -21,12 +22,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "targets/llvm/llvm_target.h"
 #include "tools/quill/quill.h"
 
 typedef struct compile_args {
   const char *model, *out, *header, *name, *entry;
   const char *triple, *cpu, *features, *backend, *calib;
+  long long max_samples;
   quill_llvm_emit emit;
   quill_llvm_io io;
   quill_llvm_isa isa;
@@ -62,7 +65,10 @@ static void print_help(FILE *out) {
       "  --noinline-stages     one function per kernel stage (q.<op>.<kind>\n"
       "                        symbols, for profilers)\n"
       "  --entry FUNC          function to compile in a .qir module\n"
-      "  --backend B --calib DIR  quantize a float model first (not yet)\n"
+      "  --backend B --calib PATH quantize a float model first, as 'quill\n"
+      "                        quantize' does (integer ops); B a shipped\n"
+      "                        config or a JSON file\n"
+      "  --max-samples N       calibrate on the first N samples only\n"
       "  -h, --help            show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model or target (nothing\n"
       "is written), 2 bad usage.\n",
@@ -147,6 +153,14 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
       a->backend = v;
     } else if (quill_cli_value(&c, "--calib", &v)) {
       a->calib = v;
+    } else if (quill_cli_value(&c, "--max-samples", &v)) {
+      char *end;
+      long long n = v ? strtoll(v, &end, 10) : 0;
+      if (v && (*end || n < 1))
+        quill_cli_usage_error(&c, "--max-samples needs a positive number, got "
+                                  "'%s'",
+                              v);
+      a->max_samples = n;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
                                 "--help')",
@@ -235,16 +249,22 @@ static int compile(compile_args *a) {
                      : NULL;
   quill_status st = g ? QUILL_OK : QUILL_ERR_INVALID;
   if (st == QUILL_OK && a->backend) {
-    /* TODO(calib, fuseqdq): run the quantization pipeline here, once the
-     * driver has it: fold-batchnorm, fuse-activation, insert-observers
-     * (backend=a->backend), calibrate (data=a->calib), quantize, fuse-qdq.
-     * Until then compile takes an already quantized .qir, a QDQ .onnx or
-     * a float model (float fallbacks). */
-    quill_error(ctx, quill_graph_loc(g),
-                "--backend/--calib: the quantization pipeline is not "
-                "available in 'quill compile' yet; quantize the model first "
-                "(a quantized .qir or a QDQ .onnx)");
-    st = QUILL_ERR_UNSUPPORTED;
+    /* the quantization pipeline of `quill quantize`, ending in fuse-qdq */
+    bool inline_data;
+    char *pipeline = quill_tool_quantize_pipeline(a->backend, a->calib,
+                                                  a->max_samples, &inline_data);
+    if (!pipeline)
+      st = QUILL_ERR_NOMEM;
+    else if (!quill_backend_get(ctx, a->backend))
+      st = QUILL_ERR_INVALID;
+    else
+      st = quill_tool_quantize_module(ctx, m, pipeline, inline_data, a->calib,
+                                      a->max_samples, false);
+    free(pipeline);
+    if (st == QUILL_OK) /* the pipeline ran on the whole module */
+      g = quill_tool_entry_graph(ctx, m, a->model, a->entry);
+    if (st == QUILL_OK && !g)
+      st = QUILL_ERR_INVALID;
   }
   if (st == QUILL_OK)
     st = quill_llvm_adapt_io(ctx, g, a->io);

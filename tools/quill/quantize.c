@@ -248,6 +248,52 @@ static quill_status write_output(quill_context *ctx, quill_module *m,
   return st;
 }
 
+quill_status quill_tool_quantize_module(quill_context *ctx, quill_module *m,
+                                        const char *pipeline, bool inline_data,
+                                        const char *calib,
+                                        long long max_samples, bool time) {
+  quill_calib_dataset *ds = NULL;
+  quill_pass_manager *pm = quill_pass_manager_create(ctx);
+  quill_status st = pm ? QUILL_OK : QUILL_ERR_NOMEM;
+  if (!st)
+    st = quill_pass_manager_parse_pipeline(pm, pipeline);
+  if (!st && !inline_data) {
+    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+    if (!st) {
+      quill_calib_dataset_set_max_samples(ds, (size_t)max_samples);
+      st = quill_calib_dataset_load(ds, calib);
+    }
+    if (!st)
+      st = quill_pass_manager_set_input(pm, "calibration-data", ds);
+  }
+  if (!st) {
+    quill_pass_manager_options o;
+    memset(&o, 0, sizeof o);
+    o.verify_each = true;
+    o.time_passes = time;
+    quill_pass_manager_set_options(pm, &o);
+    st = quill_pass_manager_run(pm, m);
+    if (time)
+      quill_pass_manager_report(pm);
+  }
+  quill_pass_manager_destroy(pm);
+  quill_calib_dataset_destroy(ds);
+  return st;
+}
+
+char *quill_tool_quantize_pipeline(const char *backend, const char *calib,
+                                   long long max_samples, bool *inline_data) {
+  quantize_args a;
+  memset(&a, 0, sizeof a);
+  a.backend = backend;
+  a.calib = calib;
+  a.max_samples = max_samples;
+  a.form = FORM_INTEGER;
+  *inline_data = calib && option_safe(calib);
+  return quantize_pipeline(&a, *inline_data);
+}
+
 static int run(const quantize_args *a) {
   bool inline_data = a->calib && option_safe(a->calib);
   char *pipeline = quantize_pipeline(a, inline_data);
@@ -266,8 +312,6 @@ static int run(const quantize_args *a) {
     return QUILL_EXIT_ERROR;
   }
   quill_module *m = NULL;
-  quill_calib_dataset *ds = NULL;
-  quill_pass_manager *pm = NULL;
   quill_status st =
       quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
   if (!st) {
@@ -282,36 +326,13 @@ static int run(const quantize_args *a) {
       st = quill_error(ctx, quill_loc_file(ctx, a->model, 0, 0),
                        "the model has no function");
   }
-  if (!st && !(pm = quill_pass_manager_create(ctx)))
-    st = QUILL_ERR_NOMEM;
   if (!st)
-    st = quill_pass_manager_parse_pipeline(pm, pipeline);
-  if (!st && !inline_data) {
-    ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
-    st = ds ? QUILL_OK : QUILL_ERR_INVALID;
-    if (!st) {
-      quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
-      st = quill_calib_dataset_load(ds, a->calib);
-    }
-    if (!st)
-      st = quill_pass_manager_set_input(pm, "calibration-data", ds);
-  }
-  if (!st) {
-    quill_pass_manager_options o;
-    memset(&o, 0, sizeof o);
-    o.verify_each = true;
-    o.time_passes = a->time;
-    quill_pass_manager_set_options(pm, &o);
-    st = quill_pass_manager_run(pm, m);
-    if (a->time)
-      quill_pass_manager_report(pm);
-  }
+    st = quill_tool_quantize_module(ctx, m, pipeline, inline_data, a->calib,
+                                    a->max_samples, a->time);
   if (!st)
     st = write_output(ctx, m, a->output);
   if (st == QUILL_ERR_NOMEM)
     fputs("quill quantize: error: out of memory\n", stderr);
-  quill_pass_manager_destroy(pm);
-  quill_calib_dataset_destroy(ds);
   if (m)
     quill_module_destroy(m);
   quill_context_destroy(ctx);
