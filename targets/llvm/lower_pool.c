@@ -202,7 +202,8 @@ static quill_status lower(cg *c, const quill_op *op) {
                      ((float)quill_type_quant_scales(y.elem)[0] * (float)n);
   }
   /* accumulator element: i32 (quantized), f32, or f64 (float global avg) */
-  LLVMTypeRef at = quant && mx ? c->t_i32
+  /* quantized max works on the stored integers themselves */
+  LLVMTypeRef at = quant && mx ? cg_elem_type(c, x.elem)
                    : quant      ? c->t_i64
                    : (!mx && global) ? c->t_f64 : c->t_f32;
   cg_stage_begin(c, quill_op_name(op), g.N * g.OH);
@@ -218,11 +219,17 @@ static quill_status lower(cg *c, const quill_op *op) {
   LLVMValueRef n = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, g.OH), "n");
   LLVMValueRef oh = LLVMBuildURem(c->b, lt.i, cg_i64c(c, g.OH), "oh");
   cg_for(c, &low, 0, g.OW, 1);
+  bool xsigned = quant && quill_type_is_signed(cg_storage(x.elem));
+  /* the accumulator's alignment: its element size */
+  unsigned aal = at == c->t_f64 || at == c->t_i64 ? 8
+                 : at == c->t_i8                  ? 1
+                 : at == c->t_i16                 ? 2
+                                                  : 4;
   LLVMValueRef init = quant ? LLVMConstInt(at, (unsigned long long)(mx ? smin : 0), 1)
                       : mx  ? LLVMConstReal(at, -INFINITY)
                             : LLVMConstReal(at, 0.0);
   cg_for(c, &lc, 0, g.C, 1);
-  cg_store(c, init, cg_gep(c, at, acc, lc.i), 4);
+  cg_store(c, init, cg_gep(c, at, acc, lc.i), aal);
   cg_loop_end(c, &lc);
   cg_store(c, cg_i64c(c, 0), cnt, 8);
   cg_store(c, cg_i64c(c, 0), cntp, 8);
@@ -261,11 +268,17 @@ static quill_status lower(cg *c, const quill_op *op) {
   cg_for(c, &lc, 0, g.C, 1);
   LLVMValueRef xp = cg_gep(c, xt, xb, off4(c, &x, n, lc.i, ih, iw));
   LLVMValueRef ap = cg_gep(c, at, acc, lc.i);
-  LLVMValueRef a = cg_load(c, at, ap, 4);
+  LLVMValueRef a = cg_load(c, at, ap, aal);
   LLVMValueRef v;
-  if (quant) {
+  if (quant && mx) {
     LLVMValueRef xv = cg_load_int(c, x.elem, xp, at);
-    v = mx ? cg_max_s(c, a, xv) : LLVMBuildAdd(c->b, a, xv, "");
+    LLVMTypeRef it = LLVMTypeOf(a);
+    v = xsigned ? cg_max_s(c, a, xv)
+                : cg_intrinsic(c, "llvm.umax", &it, 1,
+                               (LLVMValueRef[]){a, xv}, 2);
+  } else if (quant) {
+    LLVMValueRef xv = cg_load_int(c, x.elem, xp, at);
+    v = LLVMBuildAdd(c->b, a, xv, "");
   } else {
     LLVMValueRef xv = cg_load(c, xt, xp, eb);
     if (mx) { /* acc = isnan(acc) ? acc : (xv > acc || isnan(xv) ? xv : acc) */
@@ -279,7 +292,7 @@ static quill_status lower(cg *c, const quill_op *op) {
       v = LLVMBuildFAdd(c->b, a, xv, "");
     }
   }
-  cg_store(c, v, ap, 4);
+  cg_store(c, v, ap, aal);
   cg_loop_end(c, &lc);
   cg_if_end(c, &fi);
   cg_loop_end(c, &lj);
@@ -287,7 +300,7 @@ static quill_status lower(cg *c, const quill_op *op) {
   /* finish */
   LLVMValueRef div = cg_load(c, c->t_i64, include_pad ? cntp : cnt, 8);
   cg_for(c, &lc, 0, g.C, 1);
-  LLVMValueRef a2 = cg_load(c, at, cg_gep(c, at, acc, lc.i), 4);
+  LLVMValueRef a2 = cg_load(c, at, cg_gep(c, at, acc, lc.i), aal);
   LLVMValueRef res = a2;
   if (!mx && quant && mean) {
     /* requantizing mean: acc = sum(x - zp_x) as an int32 register */

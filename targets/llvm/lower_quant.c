@@ -129,6 +129,19 @@ static LLVMValueRef quantize_val(cg *c, const qp *p, LLVMValueRef x,
   LLVMTypeRef t = LLVMTypeOf(q);
   q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
                       LLVMConstNull(t), q, "");
+  int64_t lim = INT64_C(1) << 24;
+  if (!p->axis && t == c->t_f32 && p->qmin - p->zp > -lim &&
+      p->qmax - p->zp < lim) {
+    /* per tensor, bounds exact in f32: clamp and convert in 32 bits */
+    LLVMValueRef lo = cg_f32c(c, (double)(p->qmin - p->zp));
+    LLVMValueRef hi = cg_f32c(c, (double)(p->qmax - p->zp));
+    q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, q, lo, ""), lo,
+                        q, "");
+    q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, q, hi, ""), hi,
+                        q, "");
+    return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, q, c->t_i32, ""),
+                        cg_i32c(c, p->zp), "");
+  }
   /* compare in double: exact for every storage range */
   LLVMValueRef d = t == c->t_f64 ? q : LLVMBuildFPExt(c->b, q, c->t_f64, "");
   LLVMValueRef zp = qp_zp(c, p, in);
