@@ -1,7 +1,8 @@
 /*
  * emit.c - output files of the LLVM target: the object file, assembly or
- * LLVM IR (through the TargetMachine), the C header, and the thread-pool
- * shim's C source.
+ * LLVM IR (through the TargetMachine), a static library (a GNU ar archive
+ * with a symbol index, holding the object), the C header, and the
+ * thread-pool shim's C source.
  *
  * Every file is first written to a temporary file in the destination's
  * directory (O_EXCL, mode 0666 minus the umask) and renamed into place only when complete, so a
@@ -71,6 +72,69 @@ static quill_status write_atomic(quill_context *ctx, const char *path,
   return ok ? QUILL_OK : QUILL_ERR_IO;
 }
 
+/* ---- static libraries ------------------------------------------------------ */
+
+static void put_be32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)(v >> 24);
+  p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8);
+  p[3] = (unsigned char)v;
+}
+
+/* One 60-byte ar member header. */
+static void ar_header(unsigned char *h, const char *name, size_t size) {
+  char buf[96];
+  snprintf(buf, sizeof buf, "%-16.16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0",
+           "0", "0", "644", size % 10000000000u);
+  memcpy(h, buf, 60);
+}
+
+/* A GNU ar archive holding `obj` as the member NAME.o, with the symbol
+ * index the linker needs (every function the module defines for export).
+ * Returns a quill_alloc'd buffer of *size bytes, or NULL. */
+static unsigned char *make_archive(quill_context *ctx,
+                                   const quill_llvm_compiled *c,
+                                   const void *obj, size_t objsize,
+                                   size_t *size) {
+  size_t nsym = 0, names = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f;
+       f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage) {
+      nsym++;
+      names += strlen(LLVMGetValueName(f)) + 1;
+    }
+  size_t symsize = 4 + 4 * nsym + names;
+  size_t sympad = symsize & 1;
+  size_t objoff = 8 + 60 + symsize + sympad;
+  *size = objoff + 60 + objsize + (objsize & 1);
+  unsigned char *a = quill_calloc(ctx, 1, *size);
+  if (!a)
+    return NULL;
+  memcpy(a, "!<arch>\n", 8);
+  ar_header(a + 8, "/", symsize);
+  unsigned char *p = a + 68;
+  put_be32(p, (uint32_t)nsym);
+  p += 4;
+  for (size_t i = 0; i < nsym; i++, p += 4)
+    put_be32(p, (uint32_t)objoff);
+  for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f;
+       f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage) {
+      size_t n = strlen(LLVMGetValueName(f)) + 1;
+      memcpy(p, LLVMGetValueName(f), n);
+      p += n;
+    }
+  if (sympad)
+    *p = '\n';
+  char member[32];
+  snprintf(member, sizeof member, "%.14s.o/", c->name);
+  ar_header(a + objoff, member, objsize);
+  memcpy(a + objoff + 60, obj, objsize);
+  if (objsize & 1)
+    a[objoff + 60 + objsize] = '\n';
+  return a;
+}
+
 quill_status quill_llvm_emit_file(quill_context *ctx,
                                   const quill_llvm_compiled *c,
                                   quill_llvm_emit kind, const char *path) {
@@ -90,8 +154,18 @@ quill_status quill_llvm_emit_file(quill_context *ctx,
     LLVMDisposeMessage(err);
     return QUILL_ERR_INTERNAL;
   }
-  quill_status st = write_atomic(ctx, path, LLVMGetBufferStart(buf),
-                                 LLVMGetBufferSize(buf));
+  quill_status st;
+  if (kind == QUILL_LLVM_EMIT_LIB) {
+    size_t asize;
+    unsigned char *a = make_archive(ctx, c, LLVMGetBufferStart(buf),
+                                    LLVMGetBufferSize(buf), &asize);
+    st = a ? write_atomic(ctx, path, a, asize) : QUILL_ERR_NOMEM;
+    if (a)
+      quill_free(ctx, a, asize);
+  } else {
+    st = write_atomic(ctx, path, LLVMGetBufferStart(buf),
+                      LLVMGetBufferSize(buf));
+  }
   LLVMDisposeMemoryBuffer(buf);
   return st;
 }

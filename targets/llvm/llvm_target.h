@@ -117,6 +117,7 @@ typedef enum quill_llvm_emit {
   QUILL_LLVM_EMIT_OBJ,
   QUILL_LLVM_EMIT_ASM,
   QUILL_LLVM_EMIT_IR,
+  QUILL_LLVM_EMIT_LIB, /* a static library (ar archive) holding the object */
 } quill_llvm_emit;
 
 /* Write the object file, assembly or textual LLVM IR to `path`. The file

@@ -45,9 +45,10 @@ static void print_help(FILE *out) {
       "weights as constants, no runtime library.\n\n"
       "OPTIONS:\n"
       "  -o FILE               the output file (required)\n"
-      "  --emit=KIND           obj (default), asm or llvm-ir\n"
+      "  --emit=KIND           obj (default; lib when OUT ends in .a), asm,\n"
+      "                        llvm-ir, or lib (a static library .a)\n"
       "  --header FILE         the C header (default: OUT with .h; written\n"
-      "                        for obj and asm)\n"
+      "                        for obj, lib and asm)\n"
       "  --no-header           do not write a header\n"
       "  --name NAME           entry prefix, a C identifier (default: the\n"
       "                        output's base name, else 'model')\n"
@@ -82,6 +83,7 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
   a->threads = 1;
   a->opt = 3;
   const char *v;
+  bool emit_given = false;
   while (quill_cli_peek(&c) && !c.bad) {
     const char *s = quill_cli_peek(&c);
     if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
@@ -92,15 +94,18 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--emit", &v)) {
       if (!v)
         continue;
+      emit_given = true;
       if (!strcmp(v, "obj"))
         a->emit = QUILL_LLVM_EMIT_OBJ;
       else if (!strcmp(v, "asm"))
         a->emit = QUILL_LLVM_EMIT_ASM;
       else if (!strcmp(v, "llvm-ir"))
         a->emit = QUILL_LLVM_EMIT_IR;
+      else if (!strcmp(v, "lib"))
+        a->emit = QUILL_LLVM_EMIT_LIB;
       else
-        quill_cli_usage_error(&c, "--emit must be obj, asm or llvm-ir, got "
-                                  "'%s'",
+        quill_cli_usage_error(&c, "--emit must be obj, asm, llvm-ir or lib, "
+                                  "got '%s'",
                               v);
     } else if (quill_cli_value(&c, "--header", &v)) {
       a->header = v;
@@ -175,6 +180,11 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
   }
   if (!c.bad && !a->model)
     quill_cli_usage_error(&c, "no model given (see 'quill compile --help')");
+  if (!c.bad && a->out && !emit_given) {
+    size_t n = strlen(a->out);
+    if (n > 2 && !strcmp(a->out + n - 2, ".a"))
+      a->emit = QUILL_LLVM_EMIT_LIB;
+  }
   if (!c.bad && !a->out)
     quill_cli_usage_error(&c, "no output file given (-o FILE)");
   if (!c.bad && a->entry && !quill_tool_is_qir(a->model))
