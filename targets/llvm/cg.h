@@ -93,6 +93,12 @@ typedef struct cg_value {
   int def;               /* op index of the producer (0: graph argument) */
   int last_use;          /* op index of the last use */
   int alias_of;          /* value index whose slot this one shares, or -1 */
+  /* NHWC values read only by padded convs live inside a larger buffer
+   * whose border (halo[0..3] = top, left, bottom, right) holds the zero
+   * point halo_fill, so those convs read them in place (no panel copy) */
+  bool haloed;
+  int64_t halo[4];
+  int64_t halo_fill;
 } cg_value;
 
 /* ---- lowering table (codegen.c) -------------------------------------------- */
@@ -177,6 +183,9 @@ quill_status cg_op_error(cg *c, const char *fmt, ...)
 
 /* memplan.c */
 quill_status cg_plan_values(cg *c);
+/* Emit the stages that fill the halos of op's results (before its
+ * lowering runs). */
+void cg_fill_halos(cg *c, const quill_op *op);
 /* A new scratch slot of `bytes` live during the current op only. */
 int cg_workspace(cg *c, size_t bytes);
 int cg_new_slot(cg *c, cg_slot_kind kind, size_t size, int first, int last);

@@ -518,6 +518,7 @@ quill_status cg_compile(quill_context *ctx, const quill_graph *g,
     c->op_index = idx++;
     if (quill_op_opcode(op) == QUILL_OP_RETURN)
       continue;
+    cg_fill_halos(c, op);
     st = cg_lowerings[quill_op_opcode(op)].lower(c, op);
     if (!st)
       st = c->status;

@@ -57,6 +57,7 @@ typedef struct cg_dot_args {
   const int32_t *bias;
   int64_t zpx;
   cg_requant *rq;
+  const cg_value *xv; /* x's value (its halo), or NULL */
 } cg_dot_args;
 
 /* Whether a dot kernel handles this (8-bit x, weights that fit, the
@@ -73,13 +74,15 @@ typedef struct cg_panel {
   int64_t s_n, s_row, s_col; /* element strides */
   int64_t zpu, zpx;         /* u8-domain zero point, x's zero point */
   int slot;                 /* workspace, or -1: x is read in place */
+  cg_view base;             /* in place: x's buffer from its start */
 } cg_panel;
 
 /* x in NHWC order without gaps (size-1 dims ignored). */
 bool cg_nhwc_dense(const cg_view *x);
 /* Decide in place vs copy and allocate the workspace. */
-void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x, bool u8,
-                   int64_t Cgp, int64_t zpx, cg_panel *p);
+void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
+                   cg_panel *p);
 /* Emit the copy stage (nothing when x is read in place). */
 void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_panel *p);

@@ -500,7 +500,7 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   if (!plan_kind(c, a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  cg_panel_plan(c, g, &a->x, p.u8panel, p.Cgp, a->zpx, &p.pn);
+  cg_panel_plan(c, g, &a->x, a->xv, p.u8panel, p.Cgp, a->zpx, &p.pn);
   cg_panel_emit(c, g, &a->x, &p.pn);
   /* pixel chunks: about 8 per (image, group, tile), multiples of PIX */
   p.npix = g->OH * g->OW;

@@ -409,6 +409,7 @@ static bool dot_args(cg *c, const quill_op *op, const cg_conv_geom *g,
   a->y = cg_value_view(c, quill_op_result(op, 0));
   a->zpx = q->zpx;
   a->rq = &q->rq;
+  a->xv = cg_val(c, quill_op_operand(op, 0));
   size_t K = (size_t)(g->Cg * g->KH * g->KW), n = (size_t)g->M * K;
   int32_t *wc = quill_alloc(c->ctx, (n ? n : 1) * sizeof *wc);
   int32_t *b = q->has_bias ? quill_alloc(c->ctx, (size_t)g->M * sizeof *b)

@@ -131,6 +131,77 @@ static void set_layout(cg_value *cv, bool chlast) {
   }
 }
 
+/* The explicit pads of a qconv2d (false for auto_pad ones). */
+static bool conv_pads(const quill_op *op, int64_t *p) {
+  if (quill_op_opcode(op) != QUILL_OP_QCONV2D)
+    return false;
+  const quill_attr *ap = quill_op_attr(op, "auto_pad");
+  if (ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING &&
+      strcmp(quill_attr_string_value(ap, NULL), "NOTSET"))
+    return false;
+  memset(p, 0, 4 * sizeof *p);
+  int64_t n = quill_op_attr_ints(op, "pads", p, 4);
+  return n < 0 || n == 4;
+}
+
+/* A halo for an 8-bit unsigned NHWC value whose every use is operand 0 of
+ * a qconv2d with the same positive pads and channels that fill whole
+ * kernel vectors (multiples of 16: the kernels then read in place). */
+static bool halo_for(cg *c, cg_value *cv) {
+  (void)c;
+  quill_type *s = cg_storage(cv->view.elem);
+  if (!quill_type_is_quant(cv->view.elem) ||
+      quill_type_kind_of(s) != QUILL_TYPE_U8 || cv->view.dims[1] % 16 ||
+      !quill_value_has_uses(cv->v))
+    return false;
+  int64_t pads[4] = {-1, -1, -1, -1};
+  for (quill_use *u = quill_value_first_use(cv->v); u; u = quill_use_next(u)) {
+    int64_t p[4];
+    if (quill_use_operand_index(u) != 0 || !conv_pads(quill_use_user(u), p))
+      return false;
+    if (pads[0] < 0)
+      memcpy(pads, p, sizeof pads);
+    else if (memcmp(pads, p, sizeof pads))
+      return false;
+  }
+  if (pads[0] + pads[1] + pads[2] + pads[3] == 0)
+    return false;
+  cv->haloed = true;
+  memcpy(cv->halo, pads, sizeof pads);
+  cv->halo_fill = quill_type_quant_zero_points(cv->view.elem)[0];
+  return true;
+}
+
+void cg_fill_halos(cg *c, const quill_op *op) {
+  for (unsigned r = 0; r < quill_op_num_results(op); r++) {
+    cg_value *cv = cg_val(c, quill_op_result(op, r));
+    if (!cv->haloed)
+      continue;
+    /* the whole padded plane, as a view from the buffer's start ... */
+    cg_view all = cv->view;
+    int64_t C = all.dims[1];
+    all.offset = 0;
+    all.dims[2] = all.dims[2] + cv->halo[0] + cv->halo[2];
+    all.dims[3] = all.dims[3] + cv->halo[1] + cv->halo[3];
+    LLVMValueRef fill = LLVMConstInt(cg_elem_type(c, all.elem),
+                                     (unsigned long long)cv->halo_fill, 1);
+    /* ... and its four borders */
+    cg_view top = all, bot = all, left = all, right = all;
+    top.dims[2] = cv->halo[0];
+    bot.dims[2] = cv->halo[2];
+    bot.offset = (all.dims[2] - cv->halo[2]) * all.strides[2];
+    left.dims[2] = right.dims[2] = cv->view.dims[2];
+    left.offset = right.offset = cv->halo[0] * all.strides[2];
+    left.dims[3] = cv->halo[1];
+    right.dims[3] = cv->halo[3];
+    right.offset += (all.dims[3] - cv->halo[3]) * C;
+    const cg_view *parts[4] = {&top, &bot, &left, &right};
+    for (int k = 0; k < 4; k++)
+      if (parts[k]->dims[2] > 0 && parts[k]->dims[3] > 0)
+        cg_fill(c, "halo", parts[k], fill);
+  }
+}
+
 static size_t value_bytes(const cg_value *cv) {
   int64_t n = num_elements(&cv->view);
   return (size_t)n * quill_type_elem_bytes(cv->view.elem);
@@ -206,8 +277,20 @@ quill_status cg_plan_values(cg *c) {
           continue;
         }
       }
-      cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, value_bytes(cv), idx,
-                                  idx);
+      size_t bytes = value_bytes(cv);
+      if (cv->chlast && halo_for(c, cv)) {
+        cg_view *w = &cv->view;
+        int64_t C = w->dims[1], H = w->dims[2], W = w->dims[3];
+        int64_t Hp = H + cv->halo[0] + cv->halo[2];
+        int64_t Wp = W + cv->halo[1] + cv->halo[3];
+        w->strides[3] = C;
+        w->strides[2] = Wp * C;
+        w->strides[0] = Hp * Wp * C;
+        w->offset = (cv->halo[0] * Wp + cv->halo[1]) * C;
+        bytes = (size_t)(w->dims[0] * Hp * Wp * C) *
+                quill_type_elem_bytes(w->elem);
+      }
+      cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, idx, idx);
     }
     idx++;
   }

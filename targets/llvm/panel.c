@@ -13,8 +13,10 @@
  *   i16 domain: T(x) = x - zp_x; pad value 0
  *
  * When x already is exactly that (u8, NHWC without gaps, no padding
- * needed, channels not rounded), the kernel reads x in place and no stage
- * is emitted. The copy loop runs with channels innermost, which is
+ * needed, channels not rounded), or when memplan.c stored x inside a
+ * buffer whose halo holds the zero point (its producer writes the
+ * interior, a fill stage the border), the kernel reads x in place and no
+ * stage is emitted. The copy loop runs with channels innermost, which is
  * contiguous for NHWC inputs (the common case inside a network).
  */
 #include <string.h>
@@ -28,8 +30,33 @@ bool cg_nhwc_dense(const cg_view *x) {
          (x->dims[0] == 1 || x->strides[0] == H * W * C);
 }
 
-void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x, bool u8,
-                   int64_t Cgp, int64_t zpx, cg_panel *p) {
+/* x is the interior of a haloed buffer (memplan.c) whose border holds the
+ * zero point and covers this conv's pads: read the whole buffer in place. */
+static bool in_halo(const cg_conv_geom *g, const cg_view *x,
+                    const cg_value *xv, bool u8, int64_t Cgp, cg_panel *p) {
+  if (!xv || !xv->haloed || !u8 || Cgp != g->Cg || g->G != 1 ||
+      x->offset != xv->view.offset || x->slot != xv->view.slot ||
+      memcmp(x->strides, xv->view.strides, 4 * sizeof(int64_t)) ||
+      xv->halo[0] != g->pt || xv->halo[1] != g->pl)
+    return false;
+  int64_t Hp = g->H + xv->halo[0] + xv->halo[2];
+  int64_t Wp = g->W + xv->halo[1] + xv->halo[3];
+  if ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1 > Hp ||
+      (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1 > Wp)
+    return false;
+  p->Hp = Hp;
+  p->Wp = Wp;
+  p->s_col = g->C;
+  p->s_row = Wp * g->C;
+  p->s_n = Hp * Wp * g->C;
+  p->base = *x;
+  p->base.offset = 0;
+  return true;
+}
+
+void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
+                   cg_panel *p) {
   memset(p, 0, sizeof *p);
   bool signed_x = quill_type_is_signed(cg_storage(x->elem));
   p->u8 = u8;
@@ -44,6 +71,9 @@ void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x, bool u8,
                 g->pl == 0 && hneed <= g->H && wneed <= g->W &&
                 Cgp == g->Cg && x->offset == 0;
   p->slot = -1;
+  p->base = *x;
+  if (in_halo(g, x, xv, u8, Cgp, p))
+    return;
   if (direct) {
     p->Hp = g->H;
     p->Wp = g->W;
@@ -64,7 +94,8 @@ void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x, bool u8,
 }
 
 LLVMValueRef cg_panel_base(cg *c, const cg_panel *p, const cg_view *x) {
-  return p->slot >= 0 ? cg_slot_ptr(c, p->slot) : cg_view_base(c, x);
+  (void)x;
+  return p->slot >= 0 ? cg_slot_ptr(c, p->slot) : cg_view_base(c, &p->base);
 }
 
 void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
