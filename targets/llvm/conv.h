@@ -79,10 +79,11 @@ typedef struct cg_panel {
 
 /* x in NHWC order without gaps (size-1 dims ignored). */
 bool cg_nhwc_dense(const cg_view *x);
-/* Decide in place vs copy and allocate the workspace. */
+/* Decide in place vs copy (always a copy with `copy`) and allocate the
+ * workspace. */
 void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
-                   cg_panel *p);
+                   cg_panel *p, bool copy);
 /* Emit the copy stage (nothing when x is read in place). */
 void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_panel *p);

@@ -51,6 +51,8 @@ typedef struct dot_plan {
   dot_kind kind;
   unsigned VL, kg, nreg, OCB, PIX;
   int64_t TW, ntiles, Cgp, C4;
+  bool rowwin;              /* window rows as one run of KW*Cg elements */
+  int64_t KWk;              /* taps the kernel loops over along a row */
   bool u8panel;
   cg_panel pn;
   int64_t npix;             /* OH * OW */
@@ -60,20 +62,25 @@ typedef struct dot_plan {
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Can vpmaddubsw run these weights without i16 saturation for any u8
- * input? Checked pair by pair, as the instruction sums them. */
-static bool ubsw_safe(const cg_dot_args *a) {
+ * input? Checked pair by pair as the instruction sums them: neighbouring
+ * channels, or neighbouring elements of a window row (rowwin). */
+static bool ubsw_safe(const cg_dot_args *a, bool rowwin) {
   const cg_conv_geom *g = &a->g;
   int64_t K = g->Cg * g->KH * g->KW;
+  int64_t run = rowwin ? g->KW * g->Cg : g->Cg; /* elements per step run */
+  int64_t outer = rowwin ? 1 : g->KW;
   for (int64_t m = 0; m < g->M; m++)
     for (int64_t i = 0; i < g->KH; i++)
-      for (int64_t j = 0; j < g->KW; j++)
-        for (int64_t c = 0; c < g->Cg; c += 2) {
-          int64_t w0 = a->wc[m * K + (c * g->KH + i) * g->KW + j];
-          int64_t w1 = c + 1 < g->Cg
-                           ? a->wc[m * K + ((c + 1) * g->KH + i) * g->KW + j]
-                           : 0;
-          int64_t pos = (w0 > 0 ? w0 : 0) + (w1 > 0 ? w1 : 0);
-          int64_t neg = (w0 < 0 ? w0 : 0) + (w1 < 0 ? w1 : 0);
+      for (int64_t j0 = 0; j0 < outer; j0++)
+        for (int64_t r = 0; r < run; r += 2) {
+          int64_t w[2] = {0, 0};
+          for (int k = 0; k < 2 && r + k < run; k++) {
+            int64_t e = r + k, j = rowwin ? e / g->Cg : j0;
+            int64_t ci = rowwin ? e % g->Cg : e;
+            w[k] = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+          }
+          int64_t pos = (w[0] > 0 ? w[0] : 0) + (w[1] > 0 ? w[1] : 0);
+          int64_t neg = (w[0] < 0 ? w[0] : 0) + (w[1] < 0 ? w[1] : 0);
           if (255 * pos > 32767 || 255 * neg < -32768)
             return false;
         }
@@ -113,7 +120,10 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
     p->kind = DOT_WD;
     break;
   case QUILL_LLVM_ISA_AVX2:
-    p->kind = s8w && ubsw_safe(a) ? DOT_UBSW : DOT_WD;
+    p->kind = s8w && ubsw_safe(a, a->g.G == 1 && a->g.dw == 1 &&
+                                      a->g.KW > 1 && a->g.Cg % 4 != 0)
+                  ? DOT_UBSW
+                  : DOT_WD;
     break;
   default:
     p->kind = DOT_MUL;
@@ -136,7 +146,16 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   int64_t Mg = a->g.Mg;
   int64_t nvec = ceil_div(Mg, p->VL);
   int64_t npix = a->g.OH * a->g.OW;
-  int64_t ksteps = a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
+  /* Row windows: with one group, no horizontal dilation and channels that
+   * do not fill whole kg groups (the first conv: C = 3), a window row
+   * x[r][c0..c0+KW)[0..Cg) is KW*Cg contiguous panel elements, consumed
+   * in kg-element steps with no per-pixel channel padding. */
+  p->rowwin = a->g.G == 1 && a->g.dw == 1 && a->g.KW > 1 &&
+              a->g.Cg % p->kg != 0;
+  p->KWk = p->rowwin ? 1 : a->g.KW;
+  int64_t ksteps = p->rowwin
+                       ? a->g.KH * ceil_div(a->g.KW * a->g.Cg, p->kg)
+                       : a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
   unsigned maxo = p->nreg == 16 ? 2 : 4;
   unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
   double best = -1;
@@ -165,8 +184,13 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   }
   p->TW = (int64_t)p->OCB * p->VL;
   p->ntiles = ceil_div(Mg, p->TW);
-  p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;
-  p->C4 = p->Cgp / p->kg;
+  if (p->rowwin) {
+    p->Cgp = a->g.Cg;
+    p->C4 = ceil_div(a->g.KW * a->g.Cg, p->kg);
+  } else {
+    p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;
+    p->C4 = p->Cgp / p->kg;
+  }
   return true;
 }
 
@@ -181,7 +205,7 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
                                  const dot_plan *p) {
   const cg_conv_geom *g = &a->g;
   size_t esz = p->u8panel ? 1 : 2;
-  size_t per_tile = (size_t)(g->KH * g->KW * p->C4 * p->TW * p->kg);
+  size_t per_tile = (size_t)(g->KH * p->KWk * p->C4 * p->TW * p->kg);
   size_t n = (size_t)(g->G * p->ntiles) * per_tile;
   unsigned char *buf = quill_calloc(c->ctx, n ? n : 1, esz);
   if (!buf) {
@@ -193,11 +217,18 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
   for (int64_t gr = 0; gr < g->G; gr++)
     for (int64_t tile = 0; tile < p->ntiles; tile++)
       for (int64_t i = 0; i < g->KH; i++)
-        for (int64_t j = 0; j < g->KW; j++)
+        for (int64_t j0 = 0; j0 < p->KWk; j0++)
           for (int64_t c4 = 0; c4 < p->C4; c4++)
             for (int64_t lane = 0; lane < p->TW; lane++)
               for (unsigned q = 0; q < p->kg; q++, e++) {
                 int64_t mg = tile * p->TW + lane, ci = c4 * p->kg + q;
+                int64_t j = j0;
+                if (p->rowwin) { /* element ci of the row run: (kw, c) */
+                  if (ci >= g->KW * g->Cg)
+                    continue;
+                  j = ci / g->Cg;
+                  ci %= g->Cg;
+                }
                 if (mg >= g->Mg || ci >= g->Cg)
                   continue;
                 int64_t m = gr * g->Mg + mg;
@@ -341,7 +372,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   }
   cg_loop li, lj, lk;
   cg_for(c, &li, 0, g->KH, 1);
-  cg_for(c, &lj, 0, g->KW, 1);
+  cg_for(c, &lj, 0, p->KWk, 1);
   LLVMValueRef tapo = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * pn->s_row), ""),
       LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * pn->s_col), ""), "");
@@ -349,7 +380,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   for (unsigned q = 0; q < P; q++)
     xp[q] = cg_gep(c, pt, s->panel, LLVMBuildAdd(c->b, xo[q], tapo, ""));
   LLVMValueRef tap = LLVMBuildAdd(
-      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->KW), ""), lj.i, "");
+      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, p->KWk), ""), lj.i, "");
   LLVMValueRef wp = cg_gep8(
       c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
   cg_for(c, &lk, 0, p->C4, 1);
@@ -458,7 +489,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "g");
   s.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "n");
   int64_t wvec = p->kind == DOT_MUL ? (int64_t)p->VL * 2 : (int64_t)p->VL * 4;
-  int64_t tile_bytes = g->KH * g->KW * p->C4 * p->OCB * wvec;
+  int64_t tile_bytes = g->KH * p->KWk * p->C4 * p->OCB * wvec;
   s.wtile = cg_gep8(
       c, wg,
       LLVMBuildMul(c->b,
@@ -500,7 +531,9 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   if (!plan_kind(c, a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  cg_panel_plan(c, g, &a->x, a->xv, p.u8panel, p.Cgp, a->zpx, &p.pn);
+  /* row windows read up to kg - 1 elements past a row: never in place */
+  cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, p.u8panel, p.Cgp,
+                a->zpx, &p.pn, p.rowwin);
   cg_panel_emit(c, g, &a->x, &p.pn);
   /* pixel chunks: about 8 per (image, group, tile), multiples of PIX */
   p.npix = g->OH * g->OW;

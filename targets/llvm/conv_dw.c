@@ -59,7 +59,7 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
   pg.G = 1;
   pg.Cg = C;
   cg_panel pn;
-  cg_panel_plan(c, &pg, &a->x, a->xv, true, Cp, a->zpx, &pn);
+  cg_panel_plan(c, &pg, &a->x, a->xv, true, Cp, a->zpx, &pn, false);
   cg_panel_emit(c, &pg, &a->x, &pn);
   /* weights [tap][Cp] i16, bias' [Cp + VL] */
   int16_t *wt = quill_calloc(c->ctx, (size_t)(taps * Cp), sizeof *wt);

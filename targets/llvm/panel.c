@@ -56,7 +56,7 @@ static bool in_halo(const cg_conv_geom *g, const cg_view *x,
 
 void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
-                   cg_panel *p) {
+                   cg_panel *p, bool copy) {
   memset(p, 0, sizeof *p);
   bool signed_x = quill_type_is_signed(cg_storage(x->elem));
   p->u8 = u8;
@@ -67,7 +67,7 @@ void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
   p->zpx = zpx;
   int64_t hneed = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
   int64_t wneed = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-  bool direct = u8 && !signed_x && cg_nhwc_dense(x) && g->pt == 0 &&
+  bool direct = !copy && u8 && !signed_x && cg_nhwc_dense(x) && g->pt == 0 &&
                 g->pl == 0 && hneed <= g->H && wneed <= g->W &&
                 Cgp == g->Cg && x->offset == 0;
   p->slot = -1;
