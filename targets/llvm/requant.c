@@ -374,10 +374,25 @@ static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
                          rq->scale[0], ch, vec_ch, w);
   LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
                                  "");
-  LLVMValueRef r = cg_round(c, v, rq->r);
   bool finite = true;
   for (size_t i = 0; i < rq->n; i++)
     finite &= isfinite(rq->scale[i]) != 0;
+  int64_t lim = INT64_C(1) << 24;
+  if (rq->r == QUILL_ROUND_HALF_EVEN && finite && rq->lo - rq->zp > -lim &&
+      rq->hi - rq->zp < lim && rq->zp > -lim && rq->zp < lim) {
+    /* clamping to integer bounds commutes with rounding: clamp, then one
+     * round-to-nearest-even conversion (vcvtps2dq / frintx+fcvtzs) */
+    LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
+    LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
+    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo,
+                        v, "");
+    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
+                        v, "");
+    LLVMTypeRef ov[2] = {cg_vec(c->t_i32, w), f32};
+    LLVMValueRef i = cg_intrinsic(c, "llvm.lrint", ov, 2, &v, 1);
+    return LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i32, w), rq->zp), "");
+  }
+  LLVMValueRef r = cg_round(c, v, rq->r);
   if (!finite) /* quill_round(NaN) is 0 */
     r = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, r, r, ""),
                         LLVMConstNull(f32), r, "");
