@@ -12,9 +12,10 @@
  *     y[oh][ow0+q][cb] = requant(acc[q])  (masked on the channel tail)
  *
  * The product of a zero-extended byte and a sign-extended i16 is what x86
- * matches to vpmaddwd (vpdpwssd with AVX512-VNNI) and AArch64 to widening
- * multiply-adds, so one generic IR form serves every ISA path; only the
- * vector width VL follows the target (16, 8 or 4 lanes). The panel is the
+ * matches to vpmaddwd and AArch64 to widening multiply-adds, so one
+ * generic IR form serves every ISA path; on the VNNI paths the
+ * multiply-add is the vpdpwssd intrinsic itself. The vector width VL
+ * follows the target (16, 8 or 4 lanes). The panel is the
  * u8 domain of panel.c, with zpu * sum(taps) folded into the bias.
  */
 #include <string.h>
@@ -85,6 +86,17 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
   quill_free(c->ctx, bt, (size_t)(Cp + VL) * sizeof *bt);
   a->rq->pad = VL + 16;
   unsigned PIX = g->OW < 8 ? (unsigned)g->OW : 8;
+  /* With VNNI the multiply-add is one vpdpwssd (LLVM would otherwise
+   * reassociate the sums and keep vpmaddwd + vpaddd pairs). */
+  const cg_target *tg = c->tgt;
+  const char *dpw = NULL;
+  if (tg->x86 && VL == 16 && tg->avx512vnni &&
+      tg->isa == QUILL_LLVM_ISA_AVX512_VNNI)
+    dpw = "llvm.x86.avx512.vpdpwssd.512";
+  else if (tg->x86 && VL == 8 &&
+           (tg->isa == QUILL_LLVM_ISA_AVX_VNNI ||
+            tg->isa == QUILL_LLVM_ISA_AVX512_VNNI))
+    dpw = "llvm.x86.avx512.vpdpwssd.256";
   unsigned R = (unsigned)(g->OW % PIX);
   int64_t nblk = Cp / VL;
 
@@ -161,8 +173,11 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
           c, c->t_i8, panel,
           LLVMBuildAdd(c->b, xt, cg_i64c(c, (int64_t)q * g->sw * pn.s_col), ""));
       LLVMValueRef xv = LLVMBuildZExt(c->b, cg_load(c, bvt, xp, 1), vt, "");
-      LLVMValueRef s = LLVMBuildAdd(c->b, cg_load(c, vt, acc[q], 64),
-                                    LLVMBuildMul(c->b, xv, w, ""), "");
+      LLVMValueRef a0 = cg_load(c, vt, acc[q], 64), s;
+      if (dpw) /* lanes as i16 pairs (x, 0) . (w, sign): acc + x * w */
+        s = cg_intrinsic(c, dpw, NULL, 0, (LLVMValueRef[]){a0, xv, w}, 3);
+      else
+        s = LLVMBuildAdd(c->b, a0, LLVMBuildMul(c->b, xv, w, ""), "");
       cg_store(c, s, acc[q], 64);
     }
     cg_loop_end(c, &lj);
