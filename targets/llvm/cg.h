@@ -38,7 +38,8 @@ typedef struct cg cg;
 /* ---- target description (isa.c) ---------------------------------------- */
 
 typedef struct cg_target {
-  char *triple, *cpu, *features; /* as given to the TargetMachine (malloc) */
+  char *triple, *cpu, *features; /* as given to the TargetMachine
+                                    (quill_strdup'd) */
   bool host;                     /* compiling for the host */
   bool x86, aarch64;
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
@@ -50,7 +51,7 @@ typedef struct cg_target {
  * diagnostics + QUILL_ERR_INVALID. Free with cg_target_free. */
 quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
                             cg_target *t);
-void cg_target_free(cg_target *t);
+void cg_target_free(quill_context *ctx, cg_target *t);
 /* A TargetMachine for t (NULL after a diagnostic). */
 LLVMTargetMachineRef cg_target_machine(quill_context *ctx, const cg_target *t,
                                        unsigned opt_level);

@@ -593,7 +593,7 @@ void quill_llvm_compiled_destroy(quill_llvm_compiled *r) {
     LLVMDisposeTargetMachine(r->tm);
   if (r->owns_lc && r->lc)
     LLVMContextDispose(r->lc);
-  cg_target_free(&r->tgt);
+  cg_target_free(ctx, &r->tgt);
   if (r->name)
     quill_string_free(ctx, r->name);
   if (r->header)

@@ -16,7 +16,6 @@
  * compiles with -mcpu). Path preference: avx512-vnni > avx-vnni > avx2 >
  * portable. A forced --isa the features lack is an error.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Target.h>
@@ -169,18 +168,13 @@ static void apply_features(cg_target *t, const char *fs) {
     t->avxvnni = false;
 }
 
-static char *dup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
-void cg_target_free(cg_target *t) {
-  free(t->triple);
-  free(t->cpu);
-  free(t->features);
+void cg_target_free(quill_context *ctx, cg_target *t) {
+  if (t->triple)
+    quill_string_free(ctx, t->triple);
+  if (t->cpu)
+    quill_string_free(ctx, t->cpu);
+  if (t->features)
+    quill_string_free(ctx, t->features);
   memset(t, 0, sizeof *t);
 }
 
@@ -202,7 +196,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
   char *norm = o->triple ? LLVMNormalizeTargetTriple(o->triple)
                          : LLVMNormalizeTargetTriple(host);
   t->host = !o->triple || !strcmp(norm, norm_host);
-  t->triple = dup(norm);
+  t->triple = quill_strdup(ctx, norm);
   LLVMDisposeMessage(host);
   LLVMDisposeMessage(norm_host);
   LLVMDisposeMessage(norm);
@@ -214,7 +208,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     quill_error(ctx, nowhere, "unsupported target triple '%s': %s",
                 o->triple ? o->triple : t->triple, err ? err : "unknown");
     LLVMDisposeMessage(err);
-    cg_target_free(t);
+    cg_target_free(ctx, t);
     return QUILL_ERR_INVALID;
   }
   const char *tname = LLVMGetTargetName(target);
@@ -223,23 +217,23 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
   bool host_cpu = t->host && !o->cpu;
   if (host_cpu) {
     char *n = LLVMGetHostCPUName(), *f = LLVMGetHostCPUFeatures();
-    t->cpu = dup(n);
-    t->features = o->features ? dup(o->features) : dup(f);
+    t->cpu = quill_strdup(ctx, n);
+    t->features = quill_strdup(ctx, o->features ? o->features : f);
     if (o->features && t->features) { /* host list, then the user's */
-      free(t->features);
+      quill_string_free(ctx, t->features);
       size_t len = strlen(f) + strlen(o->features) + 2;
-      t->features = malloc(len);
+      t->features = quill_alloc(ctx, len);
       if (t->features)
         snprintf(t->features, len, "%s,%s", f, o->features);
     }
     LLVMDisposeMessage(n);
     LLVMDisposeMessage(f);
   } else {
-    t->cpu = dup(o->cpu ? o->cpu : "generic");
-    t->features = dup(o->features ? o->features : "");
+    t->cpu = quill_strdup(ctx, o->cpu ? o->cpu : "generic");
+    t->features = quill_strdup(ctx, o->features ? o->features : "");
   }
   if (!t->cpu || !t->features) {
-    cg_target_free(t);
+    cg_target_free(ctx, t);
     return QUILL_ERR_NOMEM;
   }
   if (t->x86) {
@@ -248,7 +242,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
       quill_error(ctx, nowhere, "unsupported CPU '%s' for target '%s' (see "
                                 "'llc -mtriple=%s -mcpu=help')",
                   t->cpu, t->triple, t->triple);
-      cg_target_free(t);
+      cg_target_free(ctx, t);
       return QUILL_ERR_INVALID;
     }
     set_class(t, cls < 0 ? X_BASE : cls);
@@ -256,7 +250,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
   } else if (t->aarch64 && !host_cpu && !in_list(aarch64_cpus, t->cpu)) {
     quill_error(ctx, nowhere, "unsupported CPU '%s' for target '%s'", t->cpu,
                 t->triple);
-    cg_target_free(t);
+    cg_target_free(ctx, t);
     return QUILL_ERR_INVALID;
   }
   bool can[QUILL_LLVM_ISA_COUNT] = {
@@ -273,7 +267,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
                                 "CPU '%s' with features '%s' (target '%s')",
                   quill_llvm_isa_name(o->isa), t->cpu,
                   *t->features ? t->features : "(none)", t->triple);
-      cg_target_free(t);
+      cg_target_free(ctx, t);
       return QUILL_ERR_INVALID;
     }
     t->isa = o->isa;
