@@ -231,8 +231,6 @@ CG_LOWER(cg_lower_qmatmul) {
     btab = cg_const_global(c, "bc", t, n * sizeof *t);
     quill_free(c->ctx, t, (n ? n : 1) * sizeof *t);
   } else if (q.nw > 1) {
-    int32_t z[1];
-    (void)z;
     int32_t *zt = quill_alloc(c->ctx, q.nw * sizeof *zt);
     if (!zt) {
       cg_qlinear_free(c, &q);
