@@ -153,7 +153,9 @@ quill_llvm_isa quill_llvm_jit_isa(const quill_llvm_jit *j);
 /* Run the compiled graph, with the contract of quill_ref_run: one input
  * tensor per graph argument (types must equal the argument types), one
  * output per result allocated through the context (free them with
- * quill_ref_tensors_free). Errors leave the outputs zeroed. */
+ * quill_ref_tensors_free). Errors leave the outputs zeroed. Runs on one
+ * JIT object must not overlap (they share its scratch buffer); use one
+ * object per thread. */
 quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
                                 unsigned n_in, quill_tensor *outputs,
                                 unsigned n_out);
