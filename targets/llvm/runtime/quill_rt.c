@@ -19,13 +19,28 @@
  * Quill's JIT compiles this same file with QUILL_RT_NO_DEFAULT and uses the
  * explicit pool API (quill_rt_pool_*), one pool per JIT instance.
  *
- * Threads wait on a condition variable between stages; a stage is a
- * generation number bump, and the caller waits until every worker has
- * finished its range of that generation.
+ * A model runs its stages back to back, microseconds apart, so handing a
+ * stage over must be cheap: a stage is a bump of an atomic generation
+ * number, workers spin on it for a while (with a pause instruction) before
+ * they fall back to sleeping on a condition variable, and the caller spins
+ * on the count of workers still running before it sleeps. Between two
+ * runs of the model the workers go back to sleep.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define QUILL_RT_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define QUILL_RT_PAUSE() __asm__ __volatile__("yield")
+#else
+#define QUILL_RT_PAUSE() ((void)0)
+#endif
+
+/* Pause iterations a thread spins before it sleeps (tens of microseconds). */
+#define QUILL_RT_SPIN 20000
 
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
 
@@ -34,10 +49,10 @@ typedef struct quill_rt_pool {
   pthread_cond_t start, done;
   pthread_t *threads;
   int nworkers;
-  unsigned long generation; /* bumped once per parallel_for */
-  int pending;              /* workers still running this generation */
-  int stop;
-  quill_rt_task_fn fn;
+  atomic_ulong generation; /* bumped once per parallel_for */
+  atomic_int pending;      /* workers still running this generation */
+  atomic_int stop;
+  quill_rt_task_fn fn;     /* written before the generation bump */
   void *args;
   int64_t ntasks;
 } quill_rt_pool;
@@ -57,28 +72,36 @@ static void range(int64_t total, int parts, int k, int64_t *b, int64_t *e) {
 static void *worker_main(void *p) {
   worker_arg *wa = p;
   quill_rt_pool *pool = wa->pool;
-  unsigned long seen = 0;
+  unsigned long seen = 0; /* the generation at creation: a stage started
+                             before this thread ran is still ahead */
   for (;;) {
-    pthread_mutex_lock(&pool->mu);
-    while (pool->generation == seen && !pool->stop)
-      pthread_cond_wait(&pool->start, &pool->mu);
-    if (pool->stop) {
-      pthread_mutex_unlock(&pool->mu);
-      break;
+    unsigned long g = atomic_load_explicit(&pool->generation,
+                                           memory_order_acquire);
+    for (int i = 0; g == seen && i < QUILL_RT_SPIN; i++) {
+      QUILL_RT_PAUSE();
+      g = atomic_load_explicit(&pool->generation, memory_order_acquire);
     }
-    seen = pool->generation;
-    quill_rt_task_fn fn = pool->fn;
-    void *args = pool->args;
-    int64_t total = pool->ntasks;
-    pthread_mutex_unlock(&pool->mu);
+    if (g == seen) { /* idle: sleep until the next stage */
+      pthread_mutex_lock(&pool->mu);
+      while (atomic_load(&pool->generation) == seen &&
+             !atomic_load(&pool->stop))
+        pthread_cond_wait(&pool->start, &pool->mu);
+      pthread_mutex_unlock(&pool->mu);
+      g = atomic_load_explicit(&pool->generation, memory_order_acquire);
+    }
+    if (atomic_load(&pool->stop))
+      break;
+    seen = g;
     int64_t b, e;
-    range(total, pool->nworkers + 1, wa->index, &b, &e);
+    range(pool->ntasks, pool->nworkers + 1, wa->index, &b, &e);
     if (b < e)
-      fn(args, b, e);
-    pthread_mutex_lock(&pool->mu);
-    if (--pool->pending == 0)
+      pool->fn(pool->args, b, e);
+    if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) ==
+        1) { /* the last one wakes a sleeping caller */
+      pthread_mutex_lock(&pool->mu);
       pthread_cond_signal(&pool->done);
-    pthread_mutex_unlock(&pool->mu);
+      pthread_mutex_unlock(&pool->mu);
+    }
   }
   free(wa);
   return NULL;
@@ -95,6 +118,9 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->start, NULL);
   pthread_cond_init(&pool->done, NULL);
+  atomic_init(&pool->generation, 0);
+  atomic_init(&pool->pending, 0);
+  atomic_init(&pool->stop, 0);
   int nw = nthreads > 1 ? nthreads - 1 : 0;
   pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
   if (!pool->threads) {
@@ -120,7 +146,8 @@ void quill_rt_pool_destroy(quill_rt_pool *pool) {
   if (!pool)
     return;
   pthread_mutex_lock(&pool->mu);
-  pool->stop = 1;
+  atomic_store(&pool->stop, 1);
+  atomic_fetch_add(&pool->generation, 1);
   pthread_cond_broadcast(&pool->start);
   pthread_mutex_unlock(&pool->mu);
   for (int i = 0; i < pool->nworkers; i++)
@@ -140,22 +167,30 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
     fn(args, 0, ntasks);
     return;
   }
-  pthread_mutex_lock(&pool->mu);
   pool->fn = fn;
   pool->args = args;
   pool->ntasks = ntasks;
-  pool->pending = pool->nworkers;
-  pool->generation++;
+  atomic_store_explicit(&pool->pending, pool->nworkers, memory_order_relaxed);
+  /* the bump publishes fn/args/ntasks; the broadcast (cheap without
+   * sleepers) wakes workers that stopped spinning */
+  pthread_mutex_lock(&pool->mu);
+  atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
   pthread_cond_broadcast(&pool->start);
   pthread_mutex_unlock(&pool->mu);
   int64_t b, e;
   range(ntasks, pool->nworkers + 1, 0, &b, &e);
   if (b < e)
     fn(args, b, e);
-  pthread_mutex_lock(&pool->mu);
-  while (pool->pending > 0)
-    pthread_cond_wait(&pool->done, &pool->mu);
-  pthread_mutex_unlock(&pool->mu);
+  for (int i = 0; i < QUILL_RT_SPIN &&
+                  atomic_load_explicit(&pool->pending, memory_order_acquire) > 0;
+       i++)
+    QUILL_RT_PAUSE();
+  if (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&pool->mu);
+    while (atomic_load(&pool->pending) > 0)
+      pthread_cond_wait(&pool->done, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
+  }
 }
 
 #ifndef QUILL_RT_NO_DEFAULT
