@@ -67,6 +67,8 @@ int main(int argc, char **argv) {
       o.threads = (unsigned)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--parallel-all"))
+      o.parallel_all = true;
     else if (!strcmp(argv[i], "--noinline"))
       o.noinline = true;
     else if (!strcmp(argv[i], "--check"))

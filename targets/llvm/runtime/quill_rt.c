@@ -21,12 +21,14 @@
  *
  * A model runs its stages back to back, microseconds apart, so handing a
  * stage over must be cheap: a stage is a bump of an atomic generation
- * number, workers spin on it for a while (with a pause instruction) before
- * they fall back to sleeping on a condition variable, and the caller spins
- * on the count of workers still running before it sleeps. Between two
+ * number, workers spin on it for a while (pause instructions, and a
+ * sched_yield now and then for machines with fewer cores than threads)
+ * before they fall back to sleeping on a condition variable, and the
+ * caller spins on the count of workers still running before it sleeps. Between two
  * runs of the model the workers go back to sleep.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,8 +41,18 @@
 #define QUILL_RT_PAUSE() ((void)0)
 #endif
 
-/* Pause iterations a thread spins before it sleeps (tens of microseconds). */
+/* Pause iterations a thread spins before it sleeps (tens of microseconds);
+ * every QUILL_RT_YIELD of them it yields the CPU, so that a spinning thread
+ * does not hold up a working one when there are more threads than cores. */
 #define QUILL_RT_SPIN 20000
+#define QUILL_RT_YIELD 4096
+
+static void spin_pause(int i) {
+  if (i % QUILL_RT_YIELD == QUILL_RT_YIELD - 1)
+    sched_yield();
+  else
+    QUILL_RT_PAUSE();
+}
 
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
 
@@ -78,7 +90,7 @@ static void *worker_main(void *p) {
     unsigned long g = atomic_load_explicit(&pool->generation,
                                            memory_order_acquire);
     for (int i = 0; g == seen && i < QUILL_RT_SPIN; i++) {
-      QUILL_RT_PAUSE();
+      spin_pause(i);
       g = atomic_load_explicit(&pool->generation, memory_order_acquire);
     }
     if (g == seen) { /* idle: sleep until the next stage */
@@ -184,7 +196,7 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
   for (int i = 0; i < QUILL_RT_SPIN &&
                   atomic_load_explicit(&pool->pending, memory_order_acquire) > 0;
        i++)
-    QUILL_RT_PAUSE();
+    spin_pause(i);
   if (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0) {
     pthread_mutex_lock(&pool->mu);
     while (atomic_load(&pool->pending) > 0)
