@@ -3,19 +3,22 @@
  * to ship: ONNX (targets/onnx), object code (the LLVM target) and TFLite
  * FlatBuffers (the TFLite target).
  *
- * Which targets this library has is one table (targets[] below). The LLVM
- * target is developed on its own branch: until it is merged, its entry
- * points are stubs that report
+ * Which targets this library has is one table (targets[] below); a target
+ * that is not built in reports "target 'X' is not built into this library"
+ * (QUILL_ERR_UNSUPPORTED).
  *
- *   error: target 'llvm' is not built into this library
- *
- * and return QUILL_ERR_UNSUPPORTED (marked PENDING in include/quill/
- * compile.h). Wiring one in means: set `available` in its row and replace
- * the stub bodies with calls into targets/<name>/.
+ * Object code goes through targets/llvm: quill_llvm_compile, then
+ * quill_llvm_emit_file / _header. The in-memory variant emits to a
+ * temporary file and reads it back (the LLVM target writes files
+ * atomically; one code path).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "quill/quill.h"
+#include "targets/llvm/llvm_target.h"
 #include "targets/tflite/tflite_export.h"
 
 static const struct {
@@ -24,7 +27,7 @@ static const struct {
 } targets[] = {
     {"reference", true}, /* targets/reference: the interpreter */
     {"onnx", true},      /* targets/onnx: ONNX export */
-    {"llvm", false},     /* PENDING: targets/llvm (branch llvm) */
+    {"llvm", true},      /* targets/llvm: object code, headers, JIT */
     {"tflite", true},    /* targets/tflite: TFLite FlatBuffers */
 };
 
@@ -39,19 +42,6 @@ void quill_compile_options_init(quill_compile_options *o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 3;
   o->threads = 1;
-}
-
-/* The error of a stub entry point: QUILL_ERR_UNSUPPORTED after a
- * diagnostic. Clears the out-parameters. */
-static quill_status not_built(quill_module *m, const char *target,
-                              void **data, size_t *len) {
-  if (data)
-    *data = NULL;
-  if (len)
-    *len = 0;
-  quill_error(quill_module_context(m), quill_loc_unknown(),
-              "target '%s' is not built into this library", target);
-  return QUILL_ERR_UNSUPPORTED;
 }
 
 static quill_onnx_export_options onnx_options(const quill_compile_options *o) {
@@ -86,29 +76,130 @@ quill_status quill_export_onnx_file(quill_module *m,
   return quill_onnx_export_file(quill_module_context(m), g, path, &eo);
 }
 
-/* ---- PENDING: the LLVM target ------------------------------------------- */
+/* ---- the LLVM target ------------------------------------------------------ */
 
-quill_status quill_compile_object(quill_module *m,
-                                  const quill_compile_options *opts,
-                                  void **data, size_t *len) {
-  (void)opts;
-  return not_built(m, "llvm", data, len);
+/* opts -> the LLVM target's options; false after a diagnostic for a bad
+ * isa name. */
+static bool llvm_options(quill_context *ctx, const quill_compile_options *o,
+                         quill_llvm_options *lo) {
+  quill_llvm_options_init(lo);
+  if (!o)
+    return true;
+  lo->triple = o->triple;
+  lo->cpu = o->cpu;
+  lo->features = o->features;
+  lo->opt_level = o->opt_level;
+  lo->threads = o->threads ? o->threads : 1;
+  if (o->name)
+    lo->name = o->name;
+  if (o->isa && !quill_llvm_isa_parse(o->isa, &lo->isa)) {
+    quill_error(ctx, quill_loc_unknown(),
+                "unknown isa '%s' (auto, portable, avx2, avx-vnni, "
+                "avx512-vnni)",
+                o->isa);
+    return false;
+  }
+  return true;
+}
+
+/* Compile the entry graph of m, after adapting its IO to opts->io (on the
+ * module itself, as `quill compile --io` does). */
+static quill_status llvm_compile(quill_module *m,
+                                 const quill_compile_options *opts,
+                                 quill_llvm_compiled **out) {
+  quill_context *ctx = quill_module_context(m);
+  *out = NULL;
+  quill_graph *g = quill_module_entry(m, opts ? opts->entry : NULL);
+  if (!g)
+    return QUILL_ERR_INVALID;
+  quill_llvm_io io = QUILL_LLVM_IO_MODEL;
+  const char *ios = opts ? opts->io : NULL;
+  if (ios && !strcmp(ios, "int8"))
+    io = QUILL_LLVM_IO_INT8;
+  else if (ios && !strcmp(ios, "float"))
+    io = QUILL_LLVM_IO_FLOAT;
+  else if (ios && strcmp(ios, "model"))
+    return quill_error(ctx, quill_loc_unknown(),
+                       "unknown io mode '%s' (model, int8, float)", ios);
+  quill_llvm_options lo;
+  if (!llvm_options(ctx, opts, &lo))
+    return QUILL_ERR_INVALID;
+  quill_status st = quill_llvm_adapt_io(ctx, g, io);
+  return st ? st : quill_llvm_compile(ctx, g, &lo, out);
+}
+
+static quill_llvm_emit llvm_emit_kind(const quill_compile_options *opts) {
+  quill_compile_emit e = opts ? opts->emit : QUILL_EMIT_OBJECT;
+  return e == QUILL_EMIT_ASM       ? QUILL_LLVM_EMIT_ASM
+         : e == QUILL_EMIT_LLVM_IR ? QUILL_LLVM_EMIT_IR
+                                   : QUILL_LLVM_EMIT_OBJ;
 }
 
 quill_status quill_compile_object_file(quill_module *m,
                                        const quill_compile_options *opts,
                                        const char *path) {
-  (void)opts;
-  (void)path;
-  return not_built(m, "llvm", NULL, NULL);
+  quill_llvm_compiled *c;
+  quill_status st = llvm_compile(m, opts, &c);
+  if (!st)
+    st = quill_llvm_emit_file(quill_module_context(m), c, llvm_emit_kind(opts),
+                              path);
+  quill_llvm_compiled_destroy(c);
+  return st;
+}
+
+quill_status quill_compile_object(quill_module *m,
+                                  const quill_compile_options *opts,
+                                  void **data, size_t *len) {
+  quill_context *ctx = quill_module_context(m);
+  *data = NULL;
+  *len = 0;
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/quill-object-XXXXXX",
+           dir && *dir ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return quill_error(ctx, quill_loc_unknown(),
+                       "cannot create a temporary file in '%s'",
+                       dir && *dir ? dir : "/tmp");
+  close(fd);
+  quill_status st = quill_compile_object_file(m, opts, path);
+  FILE *f = st ? NULL : fopen(path, "rb");
+  if (!st && !f)
+    st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                     "cannot read the compiled object back");
+  if (f) {
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    void *buf = n > 0 ? quill_alloc(ctx, (size_t)n) : NULL;
+    if (n <= 0 || fseek(f, 0, SEEK_SET) != 0)
+      st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                       "cannot read the compiled object back");
+    else if (!buf)
+      st = QUILL_ERR_NOMEM;
+    else if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+      st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                       "cannot read the compiled object back");
+    if (st == QUILL_OK) {
+      *data = buf;
+      *len = (size_t)n;
+    } else if (buf) {
+      quill_free(ctx, buf, (size_t)n);
+    }
+    fclose(f);
+  }
+  unlink(path);
+  return st;
 }
 
 quill_status quill_compile_header_file(quill_module *m,
                                        const quill_compile_options *opts,
                                        const char *path) {
-  (void)opts;
-  (void)path;
-  return not_built(m, "llvm", NULL, NULL);
+  quill_llvm_compiled *c;
+  quill_status st = llvm_compile(m, opts, &c);
+  if (!st)
+    st = quill_llvm_emit_header(quill_module_context(m), c, path);
+  quill_llvm_compiled_destroy(c);
+  return st;
 }
 
 /* ---- the TFLite target -------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "quill/quill.h"
+#include "targets/llvm/llvm_target.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -143,21 +144,24 @@ quill_status quill_run(quill_module *m, const quill_run_options *opts,
                        quill_tensor *outputs, unsigned n_out) {
   quill_context *ctx = quill_module_context(m);
   const char *target = opts && opts->target ? opts->target : "reference";
-  if (strcmp(target, "reference") != 0) {
-    /* PENDING: "llvm" runs through the LLVM target's JIT once that target
-     * is built into the library (api/compile.c). */
-    if (!strcmp(target, "llvm") && !quill_target_available(target))
-      quill_error(ctx, quill_loc_unknown(),
-                  "target 'llvm' is not built into this library");
-    else
-      quill_error(ctx, quill_loc_unknown(),
-                  "target '%s' cannot run models (targets that run: "
-                  "reference, llvm)",
-                  target);
+  if (strcmp(target, "reference") != 0 && strcmp(target, "llvm") != 0) {
+    quill_error(ctx, quill_loc_unknown(),
+                "target '%s' cannot run models (targets that run: "
+                "reference, llvm)",
+                target);
     return QUILL_ERR_UNSUPPORTED;
   }
   quill_graph *g = quill_module_entry(m, opts ? opts->entry : NULL);
   if (!g)
     return QUILL_ERR_INVALID;
-  return quill_ref_run(ctx, g, inputs, n_in, outputs, n_out);
+  if (!strcmp(target, "reference"))
+    return quill_ref_run(ctx, g, inputs, n_in, outputs, n_out);
+  /* "llvm": compiled for the host in process (LLJIT), then run */
+  quill_llvm_jit *j = NULL;
+  quill_status st = quill_llvm_jit_create(ctx, g, NULL, &j);
+  if (!st)
+    st = quill_llvm_jit_run(j, inputs, n_in, outputs, n_out);
+  if (j)
+    quill_llvm_jit_destroy(j);
+  return st;
 }

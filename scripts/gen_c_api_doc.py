@@ -410,6 +410,8 @@ def check_symbols(root, lib, stats):
         _, kind, name = parts
         if name.startswith("__odr_asan"):
             continue  # AddressSanitizer's ODR indicators (sanitizer builds)
+        if name in ("__bss_start", "_edata", "_end"):
+            continue  # defined by the linker in some link configurations
         if kind in "Tt":
             funcs.add(name)
         elif kind in "RDBVrdbGgSs":

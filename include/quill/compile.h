@@ -3,11 +3,9 @@
  * model (targets/onnx/onnx_export.h, float or QDQ), object code from the
  * LLVM target, or a TFLite FlatBuffer; each in memory or to a file.
  *
- * PENDING: the LLVM target ("llvm") is developed separately and is not
- * built into this library yet. Its entry points below are declared with
- * their final signatures and currently fail with QUILL_ERR_UNSUPPORTED and
- * the diagnostic "target 'llvm' is not built into this library";
- * quill_target_available() tells which targets are present.
+ * quill_target_available() tells which targets are built into the library
+ * (all four in a normal build); an absent one fails with
+ * QUILL_ERR_UNSUPPORTED and "target 'X' is not built into this library".
  *
  * Buffers returned in *data are allocated through the context's allocator:
  * release them with quill_free(ctx, *data, *len). On failure *data is NULL
@@ -79,28 +77,27 @@ quill_status quill_export_onnx_file(quill_module *m,
                                     const quill_compile_options *opts,
                                     const char *path);
 
-/* ---- object code (PENDING: target "llvm") ------------------------------- */
+/* ---- object code (target "llvm") ------------------------------------------ */
 
 /* Compile the entry graph of m to object code (or assembly, or LLVM IR:
  * opts->emit) for the target machine in opts, into memory. The generated
  * code exports NAME_run(inputs..., outputs..., scratch) and
  * NAME_run_argv(void **); quill_compile_header_file writes the matching C
  * header. Errors: an op the target cannot lower (QUILL_ERR_UNSUPPORTED, at
- * the op), a bad triple/cpu/features/isa/name (QUILL_ERR_INVALID).
- * PENDING: returns QUILL_ERR_UNSUPPORTED ("target 'llvm' is not built
- * into this library"). */
+ * the op), a bad triple/cpu/features/isa/name/io (QUILL_ERR_INVALID).
+ * opts->io other than "model" rewrites the entry graph's signature in
+ * place (as `quill compile --io`). The object is written to a temporary
+ * file (in $TMPDIR or /tmp) and read back. */
 quill_status quill_compile_object(quill_module *m,
                                   const quill_compile_options *opts,
                                   void **data, size_t *len);
-/* The same, written to `path` (atomically: nothing is left on failure).
- * PENDING, as quill_compile_object. */
+/* The same, written to `path` (atomically: nothing is left on failure). */
 quill_status quill_compile_object_file(quill_module *m,
                                        const quill_compile_options *opts,
                                        const char *path);
 /* Write the C header for the object code quill_compile_object produces
  * with the same options: entry points, each input's and output's shape,
- * element type and quantization, the scratch size. PENDING, as
- * quill_compile_object. */
+ * element type and quantization, the scratch size. */
 quill_status quill_compile_header_file(quill_module *m,
                                        const quill_compile_options *opts,
                                        const char *path);

@@ -15,8 +15,8 @@ typedef struct quill_run_options {
   /* The graph to run (quill_module_entry): NULL runs the first. */
   const char *entry;
   /* Who runs it: NULL or "reference" (the reference interpreter), or
-   * "llvm" (code compiled in-process by the LLVM target; PENDING: not yet
-   * built into this library, see quill_target_available()). */
+   * "llvm" (compiled for the host in process by the LLVM target's JIT,
+   * then run; bit-exact with the interpreter on integer ops). */
   const char *target;
 } quill_run_options;
 
@@ -28,9 +28,8 @@ typedef struct quill_run_options {
  * Errors (diagnostics emitted, outputs left zeroed): a wrong input count
  * or type (QUILL_ERR_INVALID, naming the argument), an op the target
  * cannot run (QUILL_ERR_UNSUPPORTED, at the op), a kernel failure at run
- * time (QUILL_ERR_INVALID), an unknown or unavailable target
- * (QUILL_ERR_UNSUPPORTED: "target 'llvm' is not built into this
- * library"), QUILL_ERR_NOMEM. */
+ * time (QUILL_ERR_INVALID), an unknown target (QUILL_ERR_UNSUPPORTED),
+ * QUILL_ERR_NOMEM. */
 quill_status quill_run(quill_module *m, const quill_run_options *opts,
                        const quill_tensor *inputs, unsigned n_in,
                        quill_tensor *outputs, unsigned n_out);

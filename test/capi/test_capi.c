@@ -29,6 +29,15 @@
 
 #include "quill/quill.h"
 
+/* Whether the n bytes at p contain the string s. */
+static bool contains(const void *p, size_t n, const char *s) {
+  size_t k = strlen(s);
+  for (size_t i = 0; i + k <= n; i++)
+    if (!memcmp((const char *)p + i, s, k))
+      return true;
+  return false;
+}
+
 static int failures;
 #define CHECK(c)                                                              \
   do {                                                                        \
@@ -328,16 +337,19 @@ static void test_run_compile(void) {
   CHECK(quill_run(m, &ro, &x, 1, &y, 1) == QUILL_OK);
   CHECK(quill_tensor_get_f64(&y, 0) == -2.0);
   quill_ref_tensors_free(ctx, &y, 1);
-  ro.target = "llvm";
-  CHECK(quill_run(m, &ro, &x, 1, &y, 1) == QUILL_ERR_UNSUPPORTED);
-  CHECK(strstr(d.text, "target 'llvm' is not built into this library"));
+  ro.target = "llvm"; /* the JIT: the same values as the interpreter */
+  CHECK(quill_run(m, &ro, &x, 1, &y, 1) == QUILL_OK);
+  CHECK(y.data && quill_tensor_get_f64(&y, 0) == -2.0 &&
+        quill_tensor_get_f64(&y, 2) == 1.5 &&
+        quill_tensor_get_f64(&y, 3) == 3.0);
+  quill_ref_tensors_free(ctx, &y, 1);
   ro.target = "onnx";
   CHECK(quill_run(m, &ro, &x, 1, &y, 1) == QUILL_ERR_UNSUPPORTED);
   CHECK(strstr(d.text, "target 'onnx' cannot run models"));
   quill_tensor_free(ctx, &x);
 
   CHECK(quill_target_available("reference") && quill_target_available("onnx"));
-  CHECK(!quill_target_available("llvm") && quill_target_available("tflite"));
+  CHECK(quill_target_available("llvm") && quill_target_available("tflite"));
   CHECK(!quill_target_available("nope") && !quill_target_available(NULL));
 
   /* ONNX export in memory: a ModelProto (field 1, ir_version). */
@@ -357,16 +369,26 @@ static void test_run_compile(void) {
   CHECK(quill_export_onnx(m, &co, &data, &len) == QUILL_ERR_INVALID);
   CHECK(data == NULL && len == 0);
 
-  /* PENDING targets: stubs with a status and a diagnostic. */
+  /* Object code (the LLVM target): an ELF object in memory; bad options
+   * are errors that write nothing. */
   d.text[0] = '\0';
+  co.entry = NULL;
+  CHECK(quill_compile_object(m, &co, &data, &len) == QUILL_OK);
+  CHECK(data && len > 64 && !memcmp(data, "\x7f" "ELF", 4));
+  quill_free(ctx, data, len);
+  co.emit = QUILL_EMIT_LLVM_IR;
+  CHECK(quill_compile_object(m, &co, &data, &len) == QUILL_OK);
+  CHECK(data && len > 6 && contains(data, len, "define "));
+  quill_free(ctx, data, len);
+  co.emit = QUILL_EMIT_OBJECT;
+  co.isa = "sse9";
   data = (void *)&len;
-  len = 7;
-  CHECK(quill_compile_object(m, NULL, &data, &len) == QUILL_ERR_UNSUPPORTED);
-  CHECK(data == NULL && len == 0);
-  CHECK(quill_compile_object_file(m, NULL, "x.o") == QUILL_ERR_UNSUPPORTED);
-  CHECK(quill_compile_header_file(m, NULL, "x.h") == QUILL_ERR_UNSUPPORTED);
-  CHECK(strstr(d.text, "error: target 'llvm' is not built into this "
-                       "library\n") != NULL);
+  CHECK(quill_compile_object(m, &co, &data, &len) == QUILL_ERR_INVALID);
+  CHECK(data == NULL && len == 0 && strstr(d.text, "unknown isa 'sse9'"));
+  co.isa = NULL;
+  co.name = "not an identifier";
+  CHECK(quill_compile_header_file(m, &co, "/nonexistent/x.h") != QUILL_OK);
+  co.name = NULL;
 
   /* TFLite in memory: a FlatBuffer with the identifier "TFL3". */
   d.text[0] = '\0';

@@ -323,7 +323,12 @@ int main(int argc, char **argv) {
   void *obj = (void *)1;
   size_t obj_len = 1;
   st = quill_compile_object(m, NULL, &obj, &obj_len);
-  if (!quill_target_available("llvm"))
+  if (quill_target_available("llvm"))
+    CHECK(st == QUILL_OK && obj_len > 4 && !memcmp(obj, "\x7f" "ELF", 4),
+          "quill_compile_object: %d '%s'", (int)st, d.last);
+  if (st == QUILL_OK)
+    quill_free(ctx, obj, obj_len);
+  else if (!quill_target_available("llvm"))
     CHECK(st == QUILL_ERR_UNSUPPORTED && !obj && !obj_len &&
               strstr(d.last, "target 'llvm' is not built into this library"),
           "quill_compile_object without the LLVM target: %d '%s'", (int)st,

@@ -1,18 +1,358 @@
 /*
- * compile.c - `quill compile`: compile a model ahead of time. The output
- * file's extension picks the target:
+ * compile.c - `quill compile`: compile a model ahead of time with the LLVM
+ * target into an object file (or assembly, or LLVM IR) plus a C header; an
+ * output ending in .tflite goes to the TFLite target (compile_tflite.c).
  *
- *   quill compile MODEL -o OUT.tflite [...]   TFLite FlatBuffer
- *                                             (compile_tflite.c)
- *   quill compile MODEL -o OUT.o [...]        object file + C header (the
- *                                             LLVM target, not in this
- *                                             build yet)
+ *   quill compile MODEL (.onnx | .qir) -o OUT [--emit=obj|asm|llvm-ir]
+ *         [--header H] [--name NAME] [--target T] [--mcpu C] [--mattr F]
+ *         [--isa PATH] [--threads N] [--io=model|int8|float] [-O N]
+ *         [--entry FUNC] [--backend B --calib PATH [--max-samples N]]
  *
- * This file only dispatches; each target's options live with it.
+ * Flow:
+ *
+ *   model --load--> graph [--backend/--calib: the quantization pipeline of
+ *   `quill quantize`] --io adaptation--> quill_llvm_compile (every
+ *   unsupported op reported, nothing written) --> OUT (+ H for obj/asm,
+ *   + quill_rt.c for threads)
+ *
+ * Files are written through temporaries renamed into place; if a later
+ * file fails, the ones this run already wrote are removed again, so a
+ * failed compile leaves nothing behind.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backends/backend.h"
+#include "passes/calib_data.h"
+#include "passes/quantize_pipeline.h"
+#include "targets/llvm/llvm_target.h"
 #include "tools/quill/quill.h"
+
+typedef struct compile_args {
+  const char *model, *out, *header, *name, *entry;
+  const char *triple, *cpu, *features, *backend, *calib;
+  long long max_samples;
+  quill_llvm_emit emit;
+  quill_llvm_io io;
+  quill_llvm_isa isa;
+  unsigned threads, opt;
+  bool no_header, noinline;
+  const char *plugins[16]; /* --load-pass-plugin */
+  unsigned nplugins;
+} compile_args;
+
+static void print_help(FILE *out) {
+  fputs(
+      "USAGE: quill compile MODEL -o OUT [options]\n\n"
+      "Compile MODEL (.onnx, or .qir textual IR) ahead of time with the LLVM\n"
+      "target: one entry function NAME_run(inputs..., outputs..., scratch),\n"
+      "weights as constants, no runtime library.\n\n"
+      "OPTIONS:\n"
+      "  -o FILE               the output file (required)\n"
+      "  --emit=KIND           obj (default; lib when OUT ends in .a), asm,\n"
+      "                        llvm-ir, or lib (a static library .a)\n"
+      "  --header FILE         the C header (default: OUT with .h; written\n"
+      "                        for obj, lib and asm)\n"
+      "  --no-header           do not write a header\n"
+      "  --name NAME           entry prefix, a C identifier (default: the\n"
+      "                        output's base name, else 'model')\n"
+      "  --target TRIPLE       target triple (default: the host)\n"
+      "  --mcpu CPU            target CPU (default: the host's)\n"
+      "  --mattr FEATURES      target features, e.g. +avx2,-avx512f\n"
+      "  --isa PATH            integer kernel path: auto (default), portable,\n"
+      "                        avx2, avx-vnni, avx512-vnni\n"
+      "  --threads N           split kernels over N threads (N > 1 needs\n"
+      "                        quill_rt.c, written next to OUT)\n"
+      "  --io=MODE             model (default): the graph's IO types; int8:\n"
+      "                        quantized IO (drops input quantize / output\n"
+      "                        dequantize); float: float IO\n"
+      "  -O N                  LLVM optimization level 0..3 (default 3)\n"
+      "  --noinline-stages     one function per kernel stage (q.<op>.<kind>\n"
+      "                        symbols, for profilers)\n"
+      "  --entry FUNC          function to compile in a .qir module\n"
+      "  --backend B --calib PATH quantize a float model first, as 'quill\n"
+      "                        quantize' does (integer ops); B a shipped\n"
+      "                        config or a JSON file\n"
+      "  --max-samples N       calibrate on the first N samples only\n"
+      "  --load-pass-plugin LIB load a plugin (e.g. the one a backend config\n"
+      "                        names); may be repeated\n"
+      "  -h, --help            show this help\n\n"
+      "An output ending in .tflite selects the TFLite target, which has\n"
+      "its own options: see 'quill compile -o OUT.tflite --help'.\n\n"
+      "Exit codes: 0 success, 1 an error in the model or target (nothing\n"
+      "is written), 2 bad usage.\n",
+      out);
+}
+
+static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
+  quill_cli c;
+  quill_cli_init(&c, argc, argv, "quill compile");
+  memset(a, 0, sizeof *a);
+  a->threads = 1;
+  a->opt = 3;
+  const char *v;
+  bool emit_given = false;
+  while (quill_cli_peek(&c) && !c.bad) {
+    const char *s = quill_cli_peek(&c);
+    if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
+      *help = true;
+      return QUILL_EXIT_OK;
+    } else if (quill_cli_value(&c, "-o", &v)) {
+      a->out = v;
+    } else if (quill_cli_value(&c, "--emit", &v)) {
+      if (!v)
+        continue;
+      emit_given = true;
+      if (!strcmp(v, "obj"))
+        a->emit = QUILL_LLVM_EMIT_OBJ;
+      else if (!strcmp(v, "asm"))
+        a->emit = QUILL_LLVM_EMIT_ASM;
+      else if (!strcmp(v, "llvm-ir"))
+        a->emit = QUILL_LLVM_EMIT_IR;
+      else if (!strcmp(v, "lib"))
+        a->emit = QUILL_LLVM_EMIT_LIB;
+      else
+        quill_cli_usage_error(&c, "--emit must be obj, asm, llvm-ir or lib, "
+                                  "got '%s'",
+                              v);
+    } else if (quill_cli_value(&c, "--header", &v)) {
+      a->header = v;
+    } else if (quill_cli_flag(&c, "--no-header")) {
+      a->no_header = true;
+    } else if (quill_cli_flag(&c, "--noinline-stages")) {
+      a->noinline = true;
+    } else if (quill_cli_value(&c, "--name", &v)) {
+      a->name = v;
+    } else if (quill_cli_value(&c, "--target", &v)) {
+      a->triple = v;
+    } else if (quill_cli_value(&c, "--mcpu", &v)) {
+      a->cpu = v;
+    } else if (quill_cli_value(&c, "--mattr", &v)) {
+      a->features = v;
+    } else if (quill_cli_value(&c, "--isa", &v)) {
+      if (v && !quill_llvm_isa_parse(v, &a->isa))
+        quill_cli_usage_error(&c, "--isa must be auto, portable, avx2, "
+                                  "avx-vnni or avx512-vnni, got '%s'",
+                              v);
+    } else if (quill_cli_value(&c, "--threads", &v)) {
+      char *end;
+      long n = v ? strtol(v, &end, 10) : 0;
+      if (v && (*end || n < 1 || n > 1024))
+        quill_cli_usage_error(&c, "--threads needs a number in [1, 1024], got "
+                                  "'%s'",
+                              v);
+      a->threads = (unsigned)n;
+    } else if (quill_cli_value(&c, "--io", &v)) {
+      if (!v)
+        continue;
+      if (!strcmp(v, "model"))
+        a->io = QUILL_LLVM_IO_MODEL;
+      else if (!strcmp(v, "int8"))
+        a->io = QUILL_LLVM_IO_INT8;
+      else if (!strcmp(v, "float"))
+        a->io = QUILL_LLVM_IO_FLOAT;
+      else
+        quill_cli_usage_error(&c, "--io must be model, int8 or float, got "
+                                  "'%s'",
+                              v);
+    } else if (quill_cli_value(&c, "-O", &v)) {
+      if (v && (strlen(v) != 1 || v[0] < '0' || v[0] > '3'))
+        quill_cli_usage_error(&c, "-O needs 0..3, got '%s'", v);
+      else if (v)
+        a->opt = (unsigned)(v[0] - '0');
+    } else if (quill_cli_value(&c, "--load-pass-plugin", &v)) {
+      if (v && a->nplugins == sizeof a->plugins / sizeof a->plugins[0])
+        quill_cli_usage_error(&c, "at most 16 --load-pass-plugin options");
+      else if (v)
+        a->plugins[a->nplugins++] = v;
+    } else if (quill_cli_value(&c, "--entry", &v)) {
+      a->entry = v;
+    } else if (quill_cli_value(&c, "--backend", &v)) {
+      a->backend = v;
+    } else if (quill_cli_value(&c, "--calib", &v)) {
+      a->calib = v;
+    } else if (quill_cli_value(&c, "--max-samples", &v)) {
+      char *end;
+      long long n = v ? strtoll(v, &end, 10) : 0;
+      if (v && (*end || n < 1))
+        quill_cli_usage_error(&c, "--max-samples needs a positive number, got "
+                                  "'%s'",
+                              v);
+      a->max_samples = n;
+    } else if (s[0] == '-' && s[1] != '\0') {
+      quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
+                                "--help')",
+                            s);
+    } else if (!a->model) {
+      a->model = s;
+      c.i++;
+    } else {
+      quill_cli_usage_error(&c, "more than one model ('%s' and '%s')",
+                            a->model, s);
+    }
+  }
+  if (!c.bad && !a->model)
+    quill_cli_usage_error(&c, "no model given (see 'quill compile --help')");
+  if (!c.bad && a->out && !emit_given) {
+    size_t n = strlen(a->out);
+    if (n > 2 && !strcmp(a->out + n - 2, ".a"))
+      a->emit = QUILL_LLVM_EMIT_LIB;
+  }
+  if (!c.bad && !a->out)
+    quill_cli_usage_error(&c, "no output file given (-o FILE)");
+  if (!c.bad && a->entry && !quill_tool_is_qir(a->model))
+    quill_cli_usage_error(&c, "--entry applies to .qir models only");
+  if (!c.bad && (a->backend || a->calib) && !(a->backend && a->calib))
+    quill_cli_usage_error(&c, "--backend and --calib go together");
+  return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
+}
+
+/* OUT with its extension replaced by ext (malloc'd). */
+static char *sibling(const char *out, const char *ext) {
+  const char *slash = strrchr(out, '/');
+  const char *dot = strrchr(out, '.');
+  size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - out)
+                                               : strlen(out);
+  char *r = malloc(stem + strlen(ext) + 1);
+  if (r) {
+    memcpy(r, out, stem);
+    strcpy(r + stem, ext);
+  }
+  return r;
+}
+
+/* dirname(out) + "/" + file (malloc'd). */
+static char *beside(const char *out, const char *file) {
+  const char *slash = strrchr(out, '/');
+  size_t d = slash ? (size_t)(slash - out + 1) : 0;
+  char *r = malloc(d + strlen(file) + 1);
+  if (r) {
+    memcpy(r, out, d);
+    strcpy(r + d, file);
+  }
+  return r;
+}
+
+/* The default entry name: the output's base name made an identifier. */
+static void default_name(const char *out, char *buf, size_t cap) {
+  const char *b = strrchr(out, '/');
+  b = b ? b + 1 : out;
+  size_t k = 0;
+  for (; b[k] && b[k] != '.' && k + 1 < cap; k++) {
+    char ch = b[k];
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= '0' && ch <= '9') || ch == '_';
+    buf[k] = ok ? ch : '_';
+  }
+  buf[k] = '\0';
+  if (!quill_llvm_is_c_identifier(buf))
+    snprintf(buf, cap, "model");
+}
+
+static int compile(compile_args *a) {
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  if (!ctx)
+    return QUILL_EXIT_ERROR;
+  char name[128];
+  if (a->name && !quill_llvm_is_c_identifier(a->name)) {
+    fprintf(stderr, "quill compile: error: --name '%s' is not a valid C "
+                    "identifier\n",
+            a->name);
+    quill_context_destroy(ctx);
+    return QUILL_EXIT_ERROR;
+  }
+  if (a->name)
+    snprintf(name, sizeof name, "%s", a->name);
+  else
+    default_name(a->out, name, sizeof name);
+  quill_onnx_options oo;
+  memset(&oo, 0, sizeof oo);
+  quill_module *m = NULL;
+  if (!quill_tool_load_plugins(ctx, a->plugins, a->nplugins))
+    m = quill_tool_load_model(ctx, a->model, &oo);
+  quill_graph *g = m ? quill_tool_entry_graph(ctx, m, a->model, a->entry)
+                     : NULL;
+  quill_status st = g ? QUILL_OK : QUILL_ERR_INVALID;
+  if (st == QUILL_OK && a->backend) {
+    /* the quantization pipeline of `quill quantize` (passes/
+     * quantize_pipeline.h), ending in fuse-qdq */
+    quill_quantize_options qo;
+    memset(&qo, 0, sizeof qo);
+    qo.backend = a->backend;
+    qo.calib_path =
+        a->calib && quill_quantize_option_safe(a->calib) ? a->calib : NULL;
+    qo.max_samples = (size_t)a->max_samples;
+    quill_calib_dataset *ds = NULL;
+    if (!quill_backend_get(ctx, a->backend))
+      st = QUILL_ERR_INVALID;
+    if (st == QUILL_OK && !qo.calib_path) {
+      ds = quill_calib_dataset_create(ctx, g);
+      st = ds ? QUILL_OK : QUILL_ERR_INVALID;
+      if (st == QUILL_OK) {
+        quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
+        st = quill_calib_dataset_load(ds, a->calib);
+      }
+    }
+    if (st == QUILL_OK)
+      st = quill_quantize_module(ctx, m, &qo, QUILL_QUANTIZE_ALL, ds, NULL);
+    quill_calib_dataset_destroy(ds);
+    if (st == QUILL_OK) /* the pipeline ran on the whole module */
+      g = quill_tool_entry_graph(ctx, m, a->model, a->entry);
+    if (st == QUILL_OK && !g)
+      st = QUILL_ERR_INVALID;
+  }
+  if (st == QUILL_OK)
+    st = quill_llvm_adapt_io(ctx, g, a->io);
+  quill_llvm_options o;
+  quill_llvm_options_init(&o);
+  o.triple = a->triple;
+  o.cpu = a->cpu;
+  o.features = a->features;
+  o.opt_level = a->opt;
+  o.threads = a->threads;
+  o.name = name;
+  o.isa = a->isa;
+  o.noinline = a->noinline;
+  quill_llvm_compiled *cm = NULL;
+  if (st == QUILL_OK)
+    st = quill_llvm_compile(ctx, g, &o, &cm);
+  char *hdr = NULL, *rt = NULL;
+  bool want_header = !a->no_header && a->emit != QUILL_LLVM_EMIT_IR;
+  if (st == QUILL_OK) {
+    hdr = a->header ? strdup(a->header) : sibling(a->out, ".h");
+    rt = beside(a->out, "quill_rt.c");
+    if (!hdr || !rt)
+      st = QUILL_ERR_NOMEM;
+  }
+  /* Write everything or nothing. */
+  bool wrote_out = false, wrote_hdr = false;
+  if (st == QUILL_OK) {
+    st = quill_llvm_emit_file(ctx, cm, a->emit, a->out);
+    wrote_out = st == QUILL_OK;
+  }
+  if (st == QUILL_OK && want_header) {
+    st = quill_llvm_emit_header(ctx, cm, hdr);
+    wrote_hdr = st == QUILL_OK;
+  }
+  if (st == QUILL_OK && a->threads > 1 && a->emit != QUILL_LLVM_EMIT_IR)
+    st = quill_llvm_emit_runtime(ctx, rt);
+  if (st != QUILL_OK) {
+    if (wrote_out)
+      unlink(a->out);
+    if (wrote_hdr)
+      unlink(hdr);
+  }
+  if (st == QUILL_ERR_NOMEM)
+    fputs("quill compile: error: out of memory\n", stderr);
+  free(hdr);
+  free(rt);
+  quill_llvm_compiled_destroy(cm);
+  if (m)
+    quill_module_destroy(m);
+  quill_context_destroy(ctx);
+  return st == QUILL_OK ? QUILL_EXIT_OK : QUILL_EXIT_ERROR;
+}
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
@@ -31,26 +371,16 @@ static const char *output_of(int argc, char **argv) {
 }
 
 int quill_cmd_compile(int argc, char **argv) {
+  /* OUT.tflite: the TFLite target (compile_tflite.c, its own options) */
   const char *out = output_of(argc, argv);
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      if (out && !ends_with(out, ".tflite"))
-        break;
-      fputs("quill compile: the output's extension picks the target: "
-            ".tflite (TFLite); object files need the LLVM target.\n\n",
-            stdout);
-      return quill_tool_compile_tflite(argc, argv);
-    }
   if (out && ends_with(out, ".tflite"))
     return quill_tool_compile_tflite(argc, argv);
-  if (!out) {
-    fputs("quill compile: error: -o OUT is required (OUT.tflite for "
-          "TFLite)\n",
-          stderr);
-    return QUILL_EXIT_USAGE;
-  }
-  fprintf(stderr, "quill compile: error: '%s': the LLVM target (object "
-                  "files) is not built yet; use -o OUT.tflite\n",
-          out);
-  return QUILL_EXIT_ERROR;
+  compile_args a;
+  bool help = false;
+  int rc = parse_args(argc, argv, &a, &help);
+  if (help)
+    print_help(stdout);
+  else if (rc == QUILL_EXIT_OK)
+    rc = compile(&a);
+  return rc;
 }

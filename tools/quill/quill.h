@@ -76,6 +76,20 @@ bool quill_tool_is_qir(const char *path);
 quill_graph *quill_tool_entry_graph(quill_context *ctx, quill_module *m,
                                     const char *path, const char *entry);
 
+/* ---- quantization (quantize.c) ---------------------------------------------- */
+
+/* The integer quantization pipeline (`quill quantize`'s, ending in
+ * fuse-qdq) for a backend and calibration path; *inline_data says whether
+ * the path went into the pipeline text. Returns a malloc'd string or NULL. */
+char *quill_tool_quantize_pipeline(const char *backend, const char *calib,
+                                   long long max_samples, bool *inline_data);
+/* Run such a pipeline on m (loading the calibration data when it is not
+ * inline). Diagnostics on failure. */
+quill_status quill_tool_quantize_module(quill_context *ctx, quill_module *m,
+                                        const char *pipeline, bool inline_data,
+                                        const char *calib,
+                                        long long max_samples, bool time);
+
 /* ---- tensor files (tensor_io.c) -------------------------------------------- */
 
 /* Read a tensor from a NumPy .npy or an ONNX TensorProto .pb file (chosen

@@ -7,6 +7,7 @@
  *             NAME=FILE]... [--entry FUNC] [--print] [--time]
  *             [--load-pass-plugin=LIB]... [--pass-pipeline=P]
  *             [--pass-statistics]
+ *             [--jit [--isa PATH] [--threads N]]
  *
  * Flow:
  *
@@ -17,6 +18,7 @@
  *            (NAME=FILE binds by name, FILE binds the next unbound
  *            argument in order; types must match exactly)
  *   quill_ref_run (targets/reference/interp.c) --> output tensors
+ *   (--jit: the LLVM target's code, compiled in process: quill_llvm_jit_run)
  *   --output --bind_outputs--> .npy files;  --print --> stdout
  *
  * Every problem with the model or the files is a located diagnostic and
@@ -27,6 +29,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "targets/llvm/llvm_target.h"
 #include "tools/quill/quill.h"
 
 typedef struct binding {
@@ -46,6 +49,9 @@ typedef struct run_args {
   unsigned nplugins;
   const char *pipeline;
   bool print, time, statistics;
+  bool jit;
+  unsigned threads;
+  quill_llvm_isa isa;
 } run_args;
 
 static void print_help(FILE *out) {
@@ -72,6 +78,12 @@ static void print_help(FILE *out) {
       "  --pass-pipeline P        run pipeline P on the model before running\n"
       "                           it (e.g. 'canonicalize,my-plugin-pass')\n"
       "  --pass-statistics        report pass statistics on stderr\n"
+      "  --jit                    run the code the LLVM target generates\n"
+      "                           (compiled in process) instead of the\n"
+      "                           reference interpreter\n"
+      "  --isa PATH               with --jit: auto, portable, avx2, avx-vnni,\n"
+      "                           avx512-vnni\n"
+      "  --threads N              with --jit: threads for the kernels\n"
       "  -h, --help               show this help\n\n"
       "Input types must equal the model's input types (shape and element\n"
       "type). Exit codes: 0 success, 1 an error in the model, the files or\n"
@@ -171,6 +183,21 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
       a->pipeline = v;
     } else if (quill_cli_flag(&c, "--pass-statistics")) {
       a->statistics = true;
+    } else if (quill_cli_flag(&c, "--jit")) {
+      a->jit = true;
+    } else if (quill_cli_value(&c, "--isa", &v)) {
+      if (v && !quill_llvm_isa_parse(v, &a->isa))
+        quill_cli_usage_error(&c, "--isa must be auto, portable, avx2, "
+                                  "avx-vnni or avx512-vnni, got '%s'",
+                              v);
+    } else if (quill_cli_value(&c, "--threads", &v)) {
+      char *end;
+      long n = v ? strtol(v, &end, 10) : 0;
+      if (v && (*end || n < 1 || n > 1024))
+        quill_cli_usage_error(&c, "--threads needs a number in [1, 1024], got "
+                                  "'%s'",
+                              v);
+      a->threads = (unsigned)n;
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill run --help')",
                             s);
@@ -190,6 +217,8 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
     quill_cli_usage_error(&c, "--input-shape applies to ONNX models only");
   if (!c.bad && a->nconsts && quill_tool_is_qir(a->model))
     quill_cli_usage_error(&c, "--const applies to ONNX models only");
+  if (!c.bad && !a->jit && (a->threads || a->isa))
+    quill_cli_usage_error(&c, "--isa and --threads apply to --jit only");
   if (!c.bad && a->entry && !quill_tool_is_qir(a->model))
     quill_cli_usage_error(&c, "--entry applies to .qir models only");
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
@@ -407,15 +436,26 @@ static int run(run_args *a) {
   quill_tensor *out = calloc(nout ? nout : 1, sizeof *out);
   if (st == QUILL_OK && (!in || !out))
     st = QUILL_ERR_NOMEM;
-  if (st == QUILL_OK) /* unsupported ops first: no need to read inputs */
+  quill_llvm_jit *jit = NULL;
+  if (st == QUILL_OK && a->jit) { /* compile first: unsupported ops */
+    quill_llvm_options o;
+    quill_llvm_options_init(&o);
+    o.isa = a->isa;
+    o.threads = a->threads ? a->threads : 1;
+    st = quill_llvm_jit_create(ctx, g, &o, &jit);
+  } else if (st == QUILL_OK) { /* unsupported ops first: no need to read inputs */
     st = quill_ref_check_graph(ctx, g);
+  }
+  double tc = now_ms();
   if (st == QUILL_OK)
     st = load_inputs(ctx, g, a, in);
   double t2 = now_ms(), t3 = t2;
   if (st == QUILL_OK) {
-    st = quill_ref_run(ctx, g, in, nin, out, nout);
+    st = jit ? quill_llvm_jit_run(jit, in, nin, out, nout)
+             : quill_ref_run(ctx, g, in, nin, out, nout);
     t3 = now_ms();
   }
+  quill_llvm_jit_destroy(jit);
   if (st == QUILL_OK)
     st = write_outputs(ctx, g, a, out, nout);
   if (st == QUILL_OK && (a->print || a->noutputs == 0)) {
@@ -425,9 +465,16 @@ static int run(run_args *a) {
                               value_name(quill_op_operand(ret, i)), &out[i],
                               100);
   }
-  if (st == QUILL_OK && a->time)
-    fprintf(stderr, "quill run: load %.1f ms, inputs %.1f ms, run %.1f ms\n",
-            t1 - t0, t2 - t1, t3 - t2);
+  if (st == QUILL_OK && a->time) {
+    if (a->jit)
+      fprintf(stderr, "quill run: load %.1f ms, jit compile %.1f ms, inputs "
+                      "%.1f ms, run %.1f ms\n",
+              t1 - t0, tc - t1, t2 - tc, t3 - t2);
+    else
+      fprintf(stderr, "quill run: load %.1f ms, inputs %.1f ms, run %.1f "
+                      "ms\n",
+              t1 - t0, t2 - t1, t3 - t2);
+  }
   if (st == QUILL_ERR_NOMEM)
     fputs("quill run: error: out of memory\n", stderr);
   if (in)

@@ -1,0 +1,232 @@
+/*
+ * llvm_kernels.c - speed of the LLVM target's integer conv kernels, against
+ * the machine's measured VNNI peak (bench-llvm-kernels, not run by ctest).
+ *
+ *   bench-llvm-kernels [--isa PATH] [--threads N] [--reps R] [--filter S]
+ *                      [--tflite]
+ *
+ * For each layer shape (ResNet-18 / MobileNetV2-like qconv2d layers: u8
+ * activations in NHWC as inside a network (NHWC input and output,
+ * transposed to and from the op's NCHW views, which costs nothing), per-channel s8 weights, f32 requantization with half_even rounding as
+ * the x86-vnni backend config does, or --tflite: fixed-point with tflite
+ * rounding), the graph is
+ * compiled with the JIT and run R times; the best time is reported with
+ * GOP/s (2 ops per multiply-accumulate) and the share of the peak. The peak
+ * is measured in the same run: a loop of 14 independent vpdpbusd zmm
+ * chains (64 MACs each) on one core, times the thread count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ir/ir.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "targets/llvm/llvm_target.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Peak u8*s8 MACs per second of one core, from vpdpbusd zmm. */
+static double vnni_peak(void) {
+#if defined(__x86_64__)
+  long iters = 1000000; /* short runs, best of many: robust to sharing */
+  double best = 0;
+  for (int r = 0; r < 60; r++) {
+    long n = iters;
+    double t0 = now_s();
+    __asm__ volatile(
+        "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+        "vpternlogd $0xff, %%zmm14, %%zmm14, %%zmm14\n\t"
+        "vpternlogd $0xff, %%zmm15, %%zmm15, %%zmm15\n\t"
+        "1:\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm0\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm1\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm2\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm3\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm4\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm5\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm6\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm7\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm8\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm9\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm10\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm11\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm12\n\t"
+        "vpdpbusd %%zmm14, %%zmm15, %%zmm13\n\t"
+        "dec %0\n\t"
+        "jnz 1b\n\t"
+        "vzeroupper\n\t"
+        : "+r"(n)
+        :
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+          "cc");
+    double t = now_s() - t0;
+    double macs = (double)iters * 14 * 64 / t;
+    if (macs > best)
+      best = macs;
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
+typedef struct layer {
+  const char *name;
+  int C, M, H, W, K, stride, group;
+} layer;
+
+static const layer layers[] = {
+    {"r18.conv1 7x7/2 3->64 @224", 3, 64, 224, 224, 7, 2, 1},
+    {"r18 3x3 64->64 @56", 64, 64, 56, 56, 3, 1, 1},
+    {"r18 3x3/2 64->128 @56", 64, 128, 56, 56, 3, 2, 1},
+    {"r18 3x3 128->128 @28", 128, 128, 28, 28, 3, 1, 1},
+    {"r18 3x3 256->256 @14", 256, 256, 14, 14, 3, 1, 1},
+    {"r18 3x3 512->512 @7", 512, 512, 7, 7, 3, 1, 1},
+    {"r18 1x1/2 64->128 @56", 64, 128, 56, 56, 1, 2, 1},
+    {"mb2 1x1 24->144 @56", 24, 144, 56, 56, 1, 1, 1},
+    {"mb2 dw3x3 144 @56", 144, 144, 56, 56, 3, 1, 144},
+    {"mb2 1x1 144->24 @56", 144, 24, 56, 56, 1, 1, 1},
+    {"mb2 1x1 96->576 @14", 96, 576, 14, 14, 1, 1, 1},
+};
+
+static char *layer_text(const layer *l, bool fixed) {
+  int Cg = l->C / l->group, pad = l->K / 2;
+  int OH = (l->H + 2 * pad - l->K) / l->stride + 1;
+  int OW = (l->W + 2 * pad - l->K) / l->stride + 1;
+  size_t nw = (size_t)l->M * (size_t)Cg * (size_t)l->K * (size_t)l->K;
+  size_t cap = nw * 2 + (size_t)l->M * 40 + 4096;
+  char *t = malloc(cap);
+  size_t n = 0;
+  n += (size_t)snprintf(t + n, cap - n,
+                        "func @f(%%xh: tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
+                        "0.02:128>>) -> tensor<1x%dx%dx%dx!quant.uniform<u8:f32,"
+                        " 0.05:0>> {\n"
+                        "  %%x = transpose %%xh {perm = [0, 3, 1, 2]} : "
+                        "tensor<1x%dx%dx%dx!quant.uniform<u8:f32, 0.02:128>>\n"
+                        "  %%w = constant {value = dense<\"0x",
+                        l->H, l->W, l->C, OH, OW, l->M, l->C, l->H, l->W);
+  unsigned seed = 12345;
+  for (size_t i = 0; i < nw; i++) {
+    seed = seed * 1103515245u + 12345u;
+    n += (size_t)snprintf(t + n, cap - n, "%02X",
+                          (unsigned)(((seed >> 16) % 255) - 127) & 0xFF);
+  }
+  n += (size_t)snprintf(t + n, cap - n,
+                        "\"> : tensor<%dx%dx%dx%dx!quant.uniform<i8<-127:127>:"
+                        "f32, 0.01:0>>} : tensor<%dx%dx%dx%dx!quant.uniform<"
+                        "i8<-127:127>:f32, 0.01:0>>\n",
+                        l->M, Cg, l->K, l->K, l->M, Cg, l->K, l->K);
+  n += (size_t)snprintf(t + n, cap - n,
+                        "  %%y = qconv2d %%x, %%w {group = %d, strides = [%d, "
+                        "%d], pads = [%d, %d, %d, %d]",
+                        l->group, l->stride, l->stride, pad, pad, pad, pad);
+  if (fixed) {
+    n += (size_t)snprintf(t + n, cap - n,
+                          ", rounding = \"tflite\", multiplier = [");
+    for (int m = 0; m < l->M; m++)
+      n += (size_t)snprintf(t + n, cap - n, "%s%d", m ? ", " : "",
+                            1073741824 + m * 1000);
+    n += (size_t)snprintf(t + n, cap - n, "], shift = [");
+    for (int m = 0; m < l->M; m++)
+      n += (size_t)snprintf(t + n, cap - n, "%s-8", m ? ", " : "");
+    n += (size_t)snprintf(t + n, cap - n, "]");
+  }
+  n += (size_t)snprintf(t + n, cap - n,
+                        "} : tensor<1x%dx%dx%dx!quant.uniform<u8:f32, "
+                        "0.05:0>>\n  %%yh = transpose %%y {perm = [0, 2, 3, 1]} "
+                        ": tensor<1x%dx%dx%dx!quant.uniform<u8:f32, 0.05:0>>\n"
+                        "  return %%yh\n}\n",
+                        l->M, OH, OW, OH, OW, l->M);
+  return t;
+}
+
+int main(int argc, char **argv) {
+  quill_llvm_isa isa = QUILL_LLVM_ISA_AUTO;
+  unsigned threads = 1;
+  int reps = 20;
+  const char *filter = NULL;
+  bool fixed = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--isa") && i + 1 < argc)
+      quill_llvm_isa_parse(argv[++i], &isa);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
+      filter = argv[++i];
+    else if (!strcmp(argv[i], "--tflite"))
+      fixed = true;
+  }
+  double peak = vnni_peak() * threads;
+  printf("VNNI peak (vpdpbusd zmm loop, %u thread%s): %.1f GMAC/s = %.1f "
+         "GOP/s\n",
+         threads, threads > 1 ? "s" : "", peak * 1e-9, 2 * peak * 1e-9);
+  printf("%-30s %8s %9s %9s %7s %s\n", "layer", "compile", "ms", "GOP/s",
+         "%peak", "isa");
+  for (size_t k = 0; k < sizeof layers / sizeof layers[0]; k++) {
+    const layer *l = &layers[k];
+    if (filter && !strstr(l->name, filter))
+      continue;
+    quill_context *ctx = quill_context_create(NULL, NULL);
+    char *text = layer_text(l, fixed);
+    if (getenv("QUILL_BENCH_DUMP")) { /* the graph, for quill compile */
+      FILE *f = fopen(getenv("QUILL_BENCH_DUMP"), "w");
+      if (f) {
+        fputs(text, f);
+        fclose(f);
+      }
+    }
+    quill_module *m = quill_parse_module(ctx, text, strlen(text), l->name, 0);
+    free(text);
+    if (!m || quill_verify_module(m)) {
+      fprintf(stderr, "%s: bad graph\n", l->name);
+      return 1;
+    }
+    quill_graph *g = quill_module_graph(m, 0);
+    quill_llvm_options o;
+    quill_llvm_options_init(&o);
+    o.isa = isa;
+    o.threads = threads;
+    quill_llvm_jit *jit;
+    double t0 = now_s();
+    if (quill_llvm_jit_create(ctx, g, &o, &jit)) {
+      fprintf(stderr, "%s: compile failed\n", l->name);
+      return 1;
+    }
+    double tc = now_s() - t0;
+    quill_tensor in, out;
+    quill_tensor_alloc(ctx, quill_value_type(quill_graph_arg(g, 0)), &in);
+    quill_tensor_alloc(ctx, quill_graph_result_type(g, 0), &out);
+    for (size_t i = 0; i < in.size; i++)
+      ((unsigned char *)in.data)[i] = (unsigned char)(i * 7 + i / 13);
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+      double a = now_s();
+      quill_llvm_jit_run_into(jit, &in, 1, &out, 1);
+      double b = now_s() - a;
+      if (b < best)
+        best = b;
+    }
+    int pad = l->K / 2;
+    double OH = (l->H + 2 * pad - l->K) / l->stride + 1;
+    double OW = (l->W + 2 * pad - l->K) / l->stride + 1;
+    double macs = OH * OW * l->M * (double)(l->C / l->group) * l->K * l->K;
+    printf("%-30s %6.0fms %9.3f %9.1f %6.1f%% %s\n", l->name, tc * 1e3,
+           best * 1e3, 2 * macs / best * 1e-9, 100 * macs / best / peak,
+           quill_llvm_isa_name(quill_llvm_jit_isa(jit)));
+    quill_tensor_free(ctx, &in);
+    quill_tensor_free(ctx, &out);
+    quill_llvm_jit_destroy(jit);
+    quill_module_destroy(m);
+    quill_context_destroy(ctx);
+  }
+  return 0;
+}

@@ -1,0 +1,418 @@
+/*
+ * cg.h - private to targets/llvm: the code generator's state, the IR
+ * building helpers and the lowering table.
+ *
+ * Compilation of one graph (codegen.c drives it):
+ *
+ *   1. check     every op against cg_lowerings (all unsupported ops are
+ *                reported before anything is generated)
+ *   2. plan      memplan.c: a layout per value (rank-4 activations produced
+ *                by conv/pool kernels are channel-last, NHWC, the rest
+ *                row-major; every kernel reads any layout through strides),
+ *                a buffer slot per value (graph inputs, outputs, scratch,
+ *                or an alias of another value's slot)
+ *   3. lower     each op emits one or more *stages*: internal functions
+ *                  void stage(ptr noalias p0, ..., i64 t0, i64 t1)
+ *                that do tasks [t0, t1) of the op's work, reading and
+ *                writing the slots bound to p0.. (cg_stage_begin/_end)
+ *   4. allocate  memplan.c: scratch offsets by liveness (64-byte aligned)
+ *   5. entry     NAME_run calls the stages in order (directly, or through
+ *                quill_rt_parallel_for when threads > 1)
+ *
+ * A value's storage is described by a cg_view: a slot (or a constant
+ * global), an element offset and one stride per logical dim, so transposes,
+ * slices, broadcasts and layouts are all just views.
+ */
+#ifndef QUILL_TARGETS_LLVM_CG_H
+#define QUILL_TARGETS_LLVM_CG_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "ir/ir.h"
+#include "ir/quant.h"
+#include "targets/llvm/llvm_target.h"
+
+typedef struct cg cg;
+
+/* ---- target description (isa.c) ---------------------------------------- */
+
+typedef struct cg_target {
+  char *triple, *cpu, *features; /* as given to the TargetMachine
+                                    (quill_strdup'd) */
+  bool host;                     /* compiling for the host */
+  bool x86, aarch64;
+  bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
+  quill_llvm_isa isa;            /* the chosen path for integer kernels */
+} cg_target;
+
+/* Resolve triple/cpu/features from the options, check them and pick the
+ * ISA path. Errors (unknown triple, CPU, forced ISA the features lack) are
+ * diagnostics + QUILL_ERR_INVALID. Free with cg_target_free. */
+quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
+                            cg_target *t);
+void cg_target_free(quill_context *ctx, cg_target *t);
+/* A TargetMachine for t (NULL after a diagnostic). */
+LLVMTargetMachineRef cg_target_machine(quill_context *ctx, const cg_target *t,
+                                       unsigned opt_level);
+
+/* ---- views, slots, values ------------------------------------------------ */
+
+typedef enum cg_slot_kind {
+  CG_SLOT_SCRATCH, /* an interval of the scratch buffer */
+  CG_SLOT_INPUT,   /* the user's input pointer io_index */
+  CG_SLOT_OUTPUT,  /* the user's output pointer io_index */
+} cg_slot_kind;
+
+typedef struct cg_slot {
+  cg_slot_kind kind;
+  unsigned io_index;
+  size_t size;      /* bytes */
+  int first, last;  /* live from op index first to last (inclusive) */
+  size_t offset;    /* in scratch (memplan) */
+} cg_slot;
+
+/* Strided storage: element (i0, i1, ..) is at
+ * base + (offset + sum i_d * strides[d]) * elem_bytes. */
+typedef struct cg_view {
+  int slot;              /* buffer slot, or -1 for a constant global */
+  LLVMValueRef global;   /* the constant's global (slot < 0) */
+  int64_t offset;        /* in elements */
+  unsigned rank;
+  int64_t dims[QUILL_MAX_RANK];
+  int64_t strides[QUILL_MAX_RANK]; /* in elements; 0 broadcasts */
+  quill_type *elem;      /* element type (scalar or quant) */
+} cg_view;
+
+typedef struct cg_value {
+  const quill_value *v;
+  quill_type *type;      /* tensor type */
+  cg_view view;          /* where the value lives */
+  bool chlast;           /* rank 4 stored NHWC */
+  bool is_const;
+  const quill_attr *constant; /* dense data of a constant */
+  int def;               /* op index of the producer (0: graph argument) */
+  int last_use;          /* op index of the last use */
+  int alias_of;          /* value index whose slot this one shares, or -1 */
+  /* NHWC values read only by padded convs live inside a larger buffer
+   * whose border (halo[0..3] = top, left, bottom, right) holds the zero
+   * point halo_fill, so those convs read them in place (no panel copy) */
+  bool haloed;
+  int64_t halo[4];
+  int64_t halo_fill;
+} cg_value;
+
+/* ---- lowering table (codegen.c) -------------------------------------------- */
+
+enum {
+  CG_LAY_CHLAST = 1u << 0, /* rank-4 result stored NHWC */
+  CG_LAY_FOLLOW = 1u << 1, /* result takes operand 0's layout (same rank) */
+  CG_ALIAS = 1u << 2,      /* result may share operand 0's storage when it is
+                              row-major (reshape-like ops) */
+  /* (views in general: cg_lowering.view) */
+};
+
+typedef struct cg_lowering {
+  /* NULL if the lowering handles this op, else a static reason. */
+  const char *(*supports)(const quill_op *op);
+  quill_status (*lower)(cg *c, const quill_op *op);
+  unsigned flags;
+  /* Optional: the result as a view of operand 0's storage (no code at
+   * all), or false when that is not possible; `out` holds the result's
+   * dims and element type on entry. */
+  bool (*view)(const quill_op *op, const cg_view *in, cg_view *out);
+} cg_lowering;
+
+extern const cg_lowering cg_lowerings[QUILL_OP_COUNT];
+
+/* ---- the code generator's state ------------------------------------------- */
+
+typedef struct cg_stage {
+  LLVMValueRef fn;
+  int64_t ntasks;
+  unsigned nparams;
+  int *param_slot; /* slot bound to each pointer parameter, -1 unused */
+  int op_index;
+  bool serial;     /* never split over threads */
+  double work_ns;  /* estimated single-thread time: stages too small to
+                      pay for waking the pool run on the caller */
+} cg_stage;
+
+struct cg {
+  quill_context *ctx;
+  const quill_graph *g;
+  quill_llvm_options opts;
+  const cg_target *tgt;
+  LLVMContextRef lc;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;  /* positioned in the current stage's body */
+  LLVMBuilderRef eb; /* the current stage's entry block (allocas, ptrs) */
+  LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
+
+  cg_value *vals;
+  unsigned nvals;
+  const quill_value **keys; /* open-addressing map value -> index */
+  unsigned *map_idx;
+  unsigned map_cap;
+
+  cg_slot *slots;
+  unsigned nslots, cap_slots;
+  size_t scratch_size;
+
+  cg_stage *stages;
+  unsigned nstages, cap_stages;
+  cg_stage dummy; /* built into (and discarded) after an allocation failure */
+
+  /* current stage */
+  cg_stage *st;
+  LLVMValueRef *params;
+  LLVMValueRef t0, t1;
+  LLVMBasicBlockRef entry_bb;
+
+  const quill_op *op; /* op being lowered */
+  int op_index;
+  unsigned nglobals;
+  bool libm;           /* the code calls libm (exp, tanh, ...) */
+  quill_status status; /* sticky failure of helpers (NOMEM) */
+};
+
+/* codegen.c */
+cg_value *cg_val(cg *c, const quill_value *v);
+/* The lowering emits a located error at the op being lowered. */
+quill_status cg_op_error(cg *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* memplan.c */
+quill_status cg_plan_values(cg *c);
+/* Emit the stages that fill the halos of op's results (before its
+ * lowering runs). */
+void cg_fill_halos(cg *c, const quill_op *op);
+/* A new scratch slot of `bytes` live during the current op only. */
+int cg_workspace(cg *c, size_t bytes);
+int cg_new_slot(cg *c, cg_slot_kind kind, size_t size, int first, int last);
+quill_status cg_plan_alloc(cg *c);
+/* Row-major strides for dims (rank r) into strides. */
+void cg_row_major(unsigned r, const int64_t *dims, int64_t *strides);
+/* True if the view covers its elements densely in row-major order (dims of
+ * size 1 ignored), starting at its offset. */
+bool cg_view_is_row_major(const cg_view *v);
+/* The default view of a value (its storage). */
+cg_view cg_value_view(cg *c, const quill_value *v);
+
+/* ---- stages and IR helpers (irb.c) ---------------------------------------- */
+
+/* Start a stage function for the current op, doing `ntasks` tasks. The
+ * builder is positioned in its body; c->t0, c->t1 are the task range. */
+void cg_stage_begin(cg *c, const char *name, int64_t ntasks);
+/* Finish it (adds the return). */
+void cg_stage_end(cg *c);
+/* Set the current stage's estimated single-thread time (default: half a
+ * nanosecond per element of the op's results). */
+void cg_stage_work(cg *c, double ns);
+/* Base pointer of a view inside the current stage (its element 0). */
+LLVMValueRef cg_view_base(cg *c, const cg_view *v);
+/* Pointer to slot memory in the current stage. */
+LLVMValueRef cg_slot_ptr(cg *c, int slot);
+
+/* An i64 loop over [begin, end) by step (end exclusive, slt compare). */
+typedef struct cg_loop {
+  LLVMValueRef i; /* the induction variable (i64) */
+  LLVMValueRef phi;
+  LLVMBasicBlockRef head, body, exit;
+  int64_t step;
+} cg_loop;
+void cg_loop_begin(cg *c, cg_loop *l, LLVMValueRef begin, LLVMValueRef end,
+                   int64_t step);
+void cg_loop_end(cg *c, cg_loop *l);
+/* Constant-bounds shorthand. */
+void cg_for(cg *c, cg_loop *l, int64_t begin, int64_t end, int64_t step);
+
+typedef struct cg_if {
+  LLVMBasicBlockRef then_bb, else_bb, merge;
+} cg_if;
+void cg_if_begin(cg *c, cg_if *f, LLVMValueRef cond);
+void cg_if_else(cg *c, cg_if *f);
+void cg_if_end(cg *c, cg_if *f);
+
+/* A local variable (alloca in the stage's entry block). */
+LLVMValueRef cg_var(cg *c, LLVMTypeRef t, const char *name);
+
+LLVMValueRef cg_i8c(cg *c, int64_t v);
+LLVMValueRef cg_i16c(cg *c, int64_t v);
+LLVMValueRef cg_i32c(cg *c, int64_t v);
+LLVMValueRef cg_i64c(cg *c, int64_t v);
+LLVMValueRef cg_f32c(cg *c, double v);
+LLVMValueRef cg_f64c(cg *c, double v);
+/* A constant of (vector or scalar) integer type t. */
+LLVMValueRef cg_intc(LLVMTypeRef t, int64_t v);
+/* Vector of n lanes of t (t itself when n == 1). */
+LLVMTypeRef cg_vec(LLVMTypeRef t, unsigned n);
+/* Splat a scalar value to n lanes (itself when n == 1). */
+LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n);
+/* ptr + byte offset (i64 value). */
+LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off);
+/* &((T*)ptr)[idx] */
+LLVMValueRef cg_gep(cg *c, LLVMTypeRef t, LLVMValueRef ptr, LLVMValueRef idx);
+LLVMValueRef cg_load(cg *c, LLVMTypeRef t, LLVMValueRef ptr, unsigned align);
+void cg_store(cg *c, LLVMValueRef v, LLVMValueRef ptr, unsigned align);
+LLVMValueRef cg_min_s(cg *c, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_max_s(cg *c, LLVMValueRef a, LLVMValueRef b);
+/* Call an LLVM intrinsic by name with overload types. */
+LLVMValueRef cg_intrinsic(cg *c, const char *name, LLVMTypeRef *over,
+                          unsigned nover, LLVMValueRef *args, unsigned nargs);
+/* Call (declaring on first use) an external function. */
+LLVMValueRef cg_call_extern(cg *c, const char *name, LLVMTypeRef fty,
+                            LLVMValueRef *args, unsigned nargs);
+/* A private constant global holding `size` bytes (aligned to 64). */
+LLVMValueRef cg_const_global(cg *c, const char *name, const void *data,
+                             size_t size);
+
+/* ---- elements ------------------------------------------------------------ */
+
+/* The LLVM type of one stored element of a scalar or quant element type
+ * (i4/u4/bool: i8; quant: its storage). */
+LLVMTypeRef cg_elem_type(cg *c, const quill_type *elem);
+/* The storage scalar type of an element type (quant -> storage). */
+quill_type *cg_storage(const quill_type *elem);
+/* Load an integer element at ptr and widen it to `to` (i32 or i64),
+ * sign- or zero-extending by the storage type (i4/u4 masked as the
+ * reference reads them). */
+LLVMValueRef cg_load_int(cg *c, const quill_type *elem, LLVMValueRef ptr,
+                         LLVMTypeRef to);
+/* The same widening for an already loaded (scalar or vector) storage
+ * value. */
+LLVMValueRef cg_widen_int(cg *c, const quill_type *elem, LLVMValueRef raw,
+                          LLVMTypeRef to);
+/* Store an integer (any width) truncated to the element's storage (i4/u4
+ * wrapped to 4 bits as the reference stores them). */
+void cg_store_int(cg *c, const quill_type *elem, LLVMValueRef v,
+                  LLVMValueRef ptr);
+/* Load any numeric element as f32 (floats converted, ints exactly as
+ * (float)int). */
+LLVMValueRef cg_load_f32(cg *c, const quill_type *elem, LLVMValueRef ptr);
+
+/* ---- the generic strided elementwise engine (eltwise.c) ----------------- */
+
+/* Computes out[i] = fn(in_0[i'], ..., in_n[i']) over out's dims, each
+ * input view already broadcast to out's dims (stride 0 along broadcast
+ * dims). fn gets each input element already loaded (its LLVM element
+ * type, raw: widen with cg_widen_int) and returns the value to store: an
+ * integer of any width (stored with cg_store_int semantics) or a float of
+ * out's type. Per-channel parameters are passed as extra broadcast input
+ * views (a constant global with stride 1 along the channel axis). */
+typedef LLVMValueRef (*cg_map_fn)(cg *c, void *ud, LLVMValueRef *in);
+/* Emit one stage doing the map; dims are coalesced, the inner loop is
+ * contiguous when the layouts allow it, tasks split the outer dims. */
+void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
+            const cg_view *ins, cg_map_fn fn, void *ud);
+/* Copy (with element conversion only if the storage types are equal). */
+void cg_copy(cg *c, const char *name, const cg_view *dst, const cg_view *src);
+/* Broadcast view of `v` (numpy rules) to rank/dims of the output. */
+cg_view cg_view_broadcast(const cg_view *v, unsigned rank,
+                          const int64_t *dims);
+/* Fill a whole view with one value (i8..i64 or f32 storage). */
+void cg_fill(cg *c, const char *name, const cg_view *dst, LLVMValueRef value);
+
+/* ---- requantization (requant.c) -------------------------------------------- */
+
+/* The requantization of an integer op's int32 accumulator (quant.md 3):
+ * clamp(zp + R(acc), lo, hi). Parameters are per tensor (n == 1) or per
+ * channel. */
+typedef struct cg_requant {
+  bool raw;          /* i32 result: store acc as is */
+  quill_rounding r;
+  bool fixed;        /* multiplier/shift, else f32 scale */
+  size_t n;          /* parameter count (1 or channels) */
+  int32_t *mult;     /* n */
+  int32_t *shift;    /* n */
+  float *scale;      /* n */
+  int64_t zp, lo, hi;
+  LLVMValueRef g_mult, g_shift, g_scale; /* per-channel globals (lazy) */
+  size_t pad;        /* extra elements in those globals (vector tails) */
+  bool noclamp;      /* fixed point only: R(v) modulo 2^32, no zp/clamp
+                        (zp must be 0): qadd's intermediate terms */
+} cg_requant;
+
+/* Set up from the op's attributes and types: in_scale * w_scales[c] /
+ * out_scale (float path), or multiplier/shift; act_min/act_max clamps.
+ * w_scales has nw entries (1 or per channel); nch result channels. */
+quill_status cg_requant_init(cg *c, const quill_op *op, double in_scale,
+                             const double *w_scales, size_t nw, size_t nch,
+                             cg_requant *rq);
+void cg_requant_free(cg *c, cg_requant *rq);
+/* Apply to acc (i32 or <W x i32>): lanes are channels ch, ch+1, ... when
+ * `lanes_are_channels`, else all lanes channel ch (an i64 value; ignored
+ * for per-tensor params). Returns i32 lanes holding the final clamped
+ * values (or acc itself when raw). */
+LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
+                              LLVMValueRef ch, bool lanes_are_channels);
+/* The scalar contract for one value (compile time; tests and folding). */
+int64_t cg_requant_eval(const cg_requant *rq, size_t ch, int32_t acc);
+/* Float -> integer rounding of an f32/f64 (vector) value with a policy,
+ * as quill_round does (NaN -> 0 must be handled by the caller). */
+LLVMValueRef cg_round(cg *c, LLVMValueRef v, quill_rounding r);
+
+/* ---- lowering functions (lower_*.c) ---------------------------------------- */
+
+#define CG_LOWER(name) quill_status name(cg *c, const quill_op *op)
+#define CG_SUPPORTS(name) const char *name(const quill_op *op)
+
+/* lower_data.c */
+CG_LOWER(cg_lower_constant);
+CG_LOWER(cg_lower_alias);     /* identity reshape flatten squeeze unsqueeze scast */
+CG_LOWER(cg_lower_transpose);
+bool cg_view_transpose(const quill_op *op, const cg_view *in, cg_view *out);
+CG_LOWER(cg_lower_concat);
+CG_LOWER(cg_lower_split);
+CG_LOWER(cg_lower_slice);
+CG_LOWER(cg_lower_pad);
+CG_LOWER(cg_lower_gather);
+CG_SUPPORTS(cg_supports_gather);
+CG_LOWER(cg_lower_resize);
+CG_SUPPORTS(cg_supports_pad);
+CG_SUPPORTS(cg_supports_resize);
+CG_SUPPORTS(cg_supports_slice);
+
+/* lower_quant.c */
+CG_LOWER(cg_lower_quantize);
+CG_LOWER(cg_lower_dequantize);
+CG_LOWER(cg_lower_requantize);
+CG_SUPPORTS(cg_supports_quant);
+
+/* lower_conv.c */
+CG_LOWER(cg_lower_qconv2d);
+CG_SUPPORTS(cg_supports_qconv2d);
+
+/* lower_qelt.c */
+CG_LOWER(cg_lower_qbinary); /* qadd qmul */
+CG_LOWER(cg_lower_lut);
+CG_SUPPORTS(cg_supports_qbinary);
+
+/* lower_matmul.c */
+CG_LOWER(cg_lower_qmatmul);
+CG_SUPPORTS(cg_supports_qmatmul);
+
+/* lower_pool.c */
+CG_LOWER(cg_lower_pool);
+CG_LOWER(cg_lower_global_pool);
+CG_SUPPORTS(cg_supports_pool);
+
+/* lower_float.c */
+CG_LOWER(cg_lower_unary);
+CG_LOWER(cg_lower_binary);
+CG_LOWER(cg_lower_clip);
+CG_LOWER(cg_lower_cast);
+CG_LOWER(cg_lower_conv2d);
+CG_LOWER(cg_lower_matmul);
+CG_LOWER(cg_lower_gemm);
+CG_LOWER(cg_lower_softmax);
+CG_LOWER(cg_lower_batch_norm);
+CG_SUPPORTS(cg_supports_unary);
+CG_SUPPORTS(cg_supports_binary);
+CG_SUPPORTS(cg_supports_float);
+CG_SUPPORTS(cg_supports_cast);
+
+/* The op's fused float activation (relu/clip) applied to an f32 value. */
+LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
+
+#endif /* QUILL_TARGETS_LLVM_CG_H */

@@ -1,0 +1,98 @@
+/*
+ * conv.h - private to targets/llvm: what the integer conv/matmul lowerings
+ * share (geometry, operand parameters) and the dot-product kernel
+ * generator (conv_dot.c) that both qconv2d and qmatmul use.
+ */
+#ifndef QUILL_TARGETS_LLVM_CONV_H
+#define QUILL_TARGETS_LLVM_CONV_H
+
+#include "targets/llvm/cg.h"
+
+/* Convolution geometry (conv2d, qconv2d), logical NCHW / OIHW. */
+typedef struct cg_conv_geom {
+  int64_t N, C, H, W;  /* input */
+  int64_t M, OH, OW;   /* output channels and spatial size */
+  int64_t KH, KW, G;   /* kernel and groups */
+  int64_t Cg, Mg;      /* channels per group */
+  int64_t sh, sw, dh, dw, pt, pl;
+} cg_conv_geom;
+
+/* Read the conv attributes (strides, pads, dilations, group, auto_pad) and
+ * check the shapes (error at the op). */
+quill_status cg_conv_geom_init(cg *c, const quill_op *op, cg_conv_geom *g);
+
+/* Operand parameters of qconv2d/qmatmul: x (operand 0) per tensor, w
+ * (operand 1) per tensor or per output channel, the optional i32 bias
+ * (operand 2), and the requantization. */
+typedef struct cg_qlinear {
+  int64_t zpx;
+  size_t nw;               /* weight param count (1 or channels) */
+  const int64_t *zpw;
+  const quill_attr *wconst; /* dense weights, NULL if not constant */
+  bool has_bias;
+  const quill_attr *bconst; /* dense bias, NULL if not constant */
+  cg_requant rq;
+} cg_qlinear;
+
+quill_status cg_qlinear_init(cg *c, const quill_op *op, size_t nch,
+                             cg_qlinear *q);
+void cg_qlinear_free(cg *c, cg_qlinear *q);
+/* The constant bias of channel m (0 without bias). */
+int32_t cg_qlinear_bias(const cg_qlinear *q, size_t m);
+void cg_store_result(cg *c, const quill_type *ye, LLVMValueRef v,
+                     LLVMValueRef ptr);
+
+quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
+                              cg_qlinear *q);
+
+/* conv_dot.c: the register-blocked dot-product kernels, for qconv2d and
+ * for qmatmul as a 1x1 convolution. The caller describes the op in conv
+ * form: geometry, logical NCHW views of x and y, the centered constant
+ * weights wc[m][c][i][j] (= w - zp_w[m], int32), the constant bias (or
+ * NULL), x's zero point and the requantization. */
+typedef struct cg_dot_args {
+  cg_conv_geom g;
+  cg_view x, y;
+  const int32_t *wc;
+  const int32_t *bias;
+  int64_t zpx;
+  cg_requant *rq;
+  const cg_value *xv; /* x's value (its halo), or NULL */
+} cg_dot_args;
+
+/* Whether a dot kernel handles this (8-bit x, weights that fit, the
+ * result's channels contiguous) on the target's ISA path. */
+bool cg_dot_applies(cg *c, const cg_dot_args *a);
+/* Emit the panel and compute stages (pads a->rq's per-channel arrays). */
+quill_status cg_dot_emit(cg *c, const cg_dot_args *a);
+
+/* panel.c: the kernels' input panel (see there). */
+typedef struct cg_panel {
+  bool u8;                  /* u8 domain, else i16 x - zp_x */
+  int64_t G, Cg, Cgp;       /* groups, channels per group (rounded) */
+  int64_t Hp, Wp;           /* rows, columns */
+  int64_t s_n, s_row, s_col; /* element strides */
+  int64_t zpu, zpx;         /* u8-domain zero point, x's zero point */
+  int slot;                 /* workspace, or -1: x is read in place */
+  cg_view base;             /* in place: x's buffer from its start */
+} cg_panel;
+
+/* x in NHWC order without gaps (size-1 dims ignored). */
+bool cg_nhwc_dense(const cg_view *x);
+/* Decide in place vs copy (always a copy with `copy`) and allocate the
+ * workspace. */
+void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
+                   cg_panel *p, bool copy);
+/* Emit the copy stage (nothing when x is read in place). */
+void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_panel *p);
+/* The panel's base pointer inside a stage. */
+LLVMValueRef cg_panel_base(cg *c, const cg_panel *p, const cg_view *x);
+
+/* conv_dw.c: depthwise convolution (one input channel per group, channel
+ * multiplier 1), vectorized over channels. */
+bool cg_dw_applies(cg *c, const cg_dot_args *a);
+quill_status cg_dw_emit(cg *c, const cg_dot_args *a);
+
+#endif /* QUILL_TARGETS_LLVM_CONV_H */

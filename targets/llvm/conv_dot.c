@@ -1,0 +1,550 @@
+/*
+ * conv_dot.c - the register-blocked dot-product kernels behind qconv2d and
+ * qmatmul (as a 1x1 convolution over the rows of A), on every ISA path:
+ *
+ *   kind  instruction             kg  panel  weights     per step
+ *   VNNI  vpdpbusd zmm/ymm        4   u8     s8 x4       acc += dot4(x, w)
+ *   UBSW  vpmaddubsw + vpmaddwd   4   u8     s8 x4       (when no pair can
+ *                                                         saturate i16)
+ *   WD    vpmaddwd                2   i16    i16 x2      acc += dot2(x, w)
+ *   MUL   LLVM vector mul/add     1   i16    i16         acc += x * w
+ *
+ * One output tile is PIX consecutive pixels of a row times OCB vectors of
+ * VL output channels (PIX * OCB accumulators kept in registers). For each
+ * kernel tap (i, j) and each group of kg input channels, the tile loads
+ * OCB weight vectors once and broadcasts one kg-group of each pixel's
+ * input:
+ *
+ *      acc[p][v] += broadcast(x[row, (ow0 + p)*sw + j*dw, c..c+kg)) . w[v]
+ *
+ * Pixels are numbered across rows (p = oh * OW + ow) so tiles stay full
+ * whatever the row width; a tile whose pixels may straddle rows computes
+ * each pixel's panel address on entry. The last R = (OH*OW) % PIX pixels
+ * get an R-pixel tile.
+ *
+ * Input panel (panel.c): [N][Hp][Wp][G][Cgp], the input in NHWC with the
+ * padding materialized and each group's channels rounded up to kg. For the
+ * u8 kinds it holds x (u8 storage) or x ^ 0x80 = x + 128 (i8 storage),
+ * padding filled with that domain's zero point zpu, so
+ *
+ *   sum (x - zp_x)(w - zp_w) = sum xu * wc - zpu * sum(wc)
+ *
+ * and the second term is folded into the bias at compile time (modulo 2^32
+ * like everything else). For the i16 kinds the panel holds x - zp_x and
+ * padding 0. A u8 NHWC input that needs no padding is read in place.
+ *
+ * Weights are centered (wc = w - zp_w[m]) and packed per (group, tile) in
+ * the order the tile consumes them: [G][tiles][KH][KW][Cgp/kg][TW][kg].
+ * Lanes past the last channel are zero; bias and requantization arrays are
+ * padded so full-vector loads never leave their globals; stores of a
+ * partial last vector are masked. Tasks are (n, group, channel tile, pixel
+ * chunk), chunks innermost so that a thread's consecutive tasks share
+ * their weights.
+ */
+#include <string.h>
+
+#include "targets/llvm/conv.h"
+
+typedef enum dot_kind { DOT_VNNI, DOT_UBSW, DOT_WD, DOT_MUL } dot_kind;
+
+typedef struct dot_plan {
+  dot_kind kind;
+  unsigned VL, kg, nreg, OCB, PIX;
+  int64_t TW, ntiles, Cgp, C4;
+  bool rowwin;              /* window rows as one run of KW*Cg elements */
+  int64_t KWk;              /* taps the kernel loops over along a row */
+  bool u8panel;
+  cg_panel pn;
+  int64_t npix;             /* OH * OW */
+  int64_t chunk, nchunks;   /* pixels per task (a multiple of PIX) */
+} dot_plan;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Can vpmaddubsw run these weights without i16 saturation for any u8
+ * input? Checked pair by pair as the instruction sums them: neighbouring
+ * channels, or neighbouring elements of a window row (rowwin). */
+static bool ubsw_safe(const cg_dot_args *a, bool rowwin) {
+  const cg_conv_geom *g = &a->g;
+  int64_t K = g->Cg * g->KH * g->KW;
+  int64_t run = rowwin ? g->KW * g->Cg : g->Cg; /* elements per step run */
+  int64_t outer = rowwin ? 1 : g->KW;
+  for (int64_t m = 0; m < g->M; m++)
+    for (int64_t i = 0; i < g->KH; i++)
+      for (int64_t j0 = 0; j0 < outer; j0++)
+        for (int64_t r = 0; r < run; r += 2) {
+          int64_t w[2] = {0, 0};
+          for (int k = 0; k < 2 && r + k < run; k++) {
+            int64_t e = r + k, j = rowwin ? e / g->Cg : j0;
+            int64_t ci = rowwin ? e % g->Cg : e;
+            w[k] = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+          }
+          int64_t pos = (w[0] > 0 ? w[0] : 0) + (w[1] > 0 ? w[1] : 0);
+          int64_t neg = (w[0] < 0 ? w[0] : 0) + (w[1] < 0 ? w[1] : 0);
+          if (255 * pos > 32767 || 255 * neg < -32768)
+            return false;
+        }
+  return true;
+}
+
+static bool weights_fit(const cg_dot_args *a, int64_t lo, int64_t hi) {
+  const cg_conv_geom *g = &a->g;
+  size_t n = (size_t)(g->M * g->Cg * g->KH * g->KW);
+  for (size_t i = 0; i < n; i++)
+    if (a->wc[i] < lo || a->wc[i] > hi)
+      return false;
+  return true;
+}
+
+/* Choose the kind and the tile shape; false if no dot kernel fits. */
+static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
+  memset(p, 0, sizeof *p);
+  const cg_target *t = c->tgt;
+  quill_type *xs = cg_storage(a->x.elem);
+  unsigned xbits = quill_type_bit_width(xs);
+  if (xbits != 8 || !a->wc || (a->y.dims[1] > 1 && a->y.strides[1] != 1))
+    return false;
+  if (quill_type_kind_of(cg_storage(a->y.elem)) != QUILL_TYPE_I32 &&
+      quill_type_bit_width(cg_storage(a->y.elem)) > 16)
+    return false;
+  bool s8w = weights_fit(a, -128, 127);
+  switch (t->isa) {
+  case QUILL_LLVM_ISA_AVX512_VNNI:
+  case QUILL_LLVM_ISA_AVX_VNNI:
+    if (s8w) {
+      p->kind = DOT_VNNI;
+      break;
+    }
+    if (!t->avx2)
+      return false;
+    p->kind = DOT_WD;
+    break;
+  case QUILL_LLVM_ISA_AVX2:
+    p->kind = s8w && ubsw_safe(a, a->g.G == 1 && a->g.dw == 1 &&
+                                      a->g.KW > 1 && a->g.Cg % 4 != 0)
+                  ? DOT_UBSW
+                  : DOT_WD;
+    break;
+  default:
+    p->kind = DOT_MUL;
+    break;
+  }
+  if (!weights_fit(a, -32768, 32767))
+    return false;
+  bool zmm = t->isa == QUILL_LLVM_ISA_AVX512_VNNI ||
+             (p->kind == DOT_MUL && t->avx512f && t->avx512bw);
+  p->VL = zmm ? 16 : (t->x86 && (t->avx2 || p->kind != DOT_MUL)) ? 8 : 4;
+  p->nreg = zmm || t->aarch64 ? 32 : 16;
+  p->kg = p->kind == DOT_MUL ? 1 : p->kind == DOT_WD ? 2 : 4;
+  p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW;
+  /* tile shape: the (channel vectors, pixels) pair with the lowest
+   * estimated cost: per tile and kernel step max(o*p dot products, o + p
+   * loads) - both issue about twice per cycle - plus an epilogue per
+   * output vector, summed over every channel tile (lanes past the last
+   * channel are computed too) and every pixel tile including the
+   * remainder tile. */
+  int64_t Mg = a->g.Mg;
+  int64_t nvec = ceil_div(Mg, p->VL);
+  int64_t npix = a->g.OH * a->g.OW;
+  /* Row windows: with one group, no horizontal dilation and channels that
+   * do not fill whole kg groups (the first conv: C = 3), a window row
+   * x[r][c0..c0+KW)[0..Cg) is KW*Cg contiguous panel elements, consumed
+   * in kg-element steps with no per-pixel channel padding. */
+  p->rowwin = a->g.G == 1 && a->g.dw == 1 && a->g.KW > 1 &&
+              a->g.Cg % p->kg != 0;
+  p->KWk = p->rowwin ? 1 : a->g.KW;
+  int64_t ksteps = p->rowwin
+                       ? a->g.KH * ceil_div(a->g.KW * a->g.Cg, p->kg)
+                       : a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
+  unsigned maxo = p->nreg == 16 ? 2 : 4;
+  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
+  double best = -1;
+  /* widest tiles first; another shape must be clearly cheaper (measured:
+   * at equal estimates, more channel vectors per tile run faster) */
+  for (unsigned o = maxo; o >= 1; o--) {
+    if (o > nvec)
+      continue;
+    unsigned pmax = (p->nreg - o - spare) / o;
+    if (pmax > 12)
+      pmax = 12;
+    for (unsigned q = pmax; q >= 1; q--) {
+      int64_t full = npix / q, rem = npix % q;
+      double lt = o + 1.5 * q, lr = o + 1.5 * (double)rem;
+      double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q;
+      double rt = (double)ksteps * (o * rem > lr ? o * (double)rem : lr) +
+                  4.0 * o * (double)rem;
+      double cost = (double)ceil_div(nvec, o) * ((double)full * tile +
+                                                 (rem ? rt : 0));
+      if (best < 0 || cost < best * 0.97) {
+        best = cost;
+        p->OCB = o;
+        p->PIX = q;
+      }
+    }
+  }
+  p->TW = (int64_t)p->OCB * p->VL;
+  p->ntiles = ceil_div(Mg, p->TW);
+  if (p->rowwin) {
+    p->Cgp = a->g.Cg;
+    p->C4 = ceil_div(a->g.KW * a->g.Cg, p->kg);
+  } else {
+    p->Cgp = ceil_div(a->g.Cg, p->kg) * p->kg;
+    p->C4 = p->Cgp / p->kg;
+  }
+  return true;
+}
+
+bool cg_dot_applies(cg *c, const cg_dot_args *a) {
+  dot_plan p;
+  return plan_kind(c, a, &p);
+}
+
+/* ---- packing --------------------------------------------------------------- */
+
+static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
+                                 const dot_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  size_t esz = p->u8panel ? 1 : 2;
+  size_t per_tile = (size_t)(g->KH * p->KWk * p->C4 * p->TW * p->kg);
+  size_t n = (size_t)(g->G * p->ntiles) * per_tile;
+  unsigned char *buf = quill_calloc(c->ctx, n ? n : 1, esz);
+  if (!buf) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  int64_t K = g->Cg * g->KH * g->KW;
+  size_t e = 0;
+  for (int64_t gr = 0; gr < g->G; gr++)
+    for (int64_t tile = 0; tile < p->ntiles; tile++)
+      for (int64_t i = 0; i < g->KH; i++)
+        for (int64_t j0 = 0; j0 < p->KWk; j0++)
+          for (int64_t c4 = 0; c4 < p->C4; c4++)
+            for (int64_t lane = 0; lane < p->TW; lane++)
+              for (unsigned q = 0; q < p->kg; q++, e++) {
+                int64_t mg = tile * p->TW + lane, ci = c4 * p->kg + q;
+                int64_t j = j0;
+                if (p->rowwin) { /* element ci of the row run: (kw, c) */
+                  if (ci >= g->KW * g->Cg)
+                    continue;
+                  j = ci / g->Cg;
+                  ci %= g->Cg;
+                }
+                if (mg >= g->Mg || ci >= g->Cg)
+                  continue;
+                int64_t m = gr * g->Mg + mg;
+                int32_t v = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+                if (esz == 1)
+                  buf[e] = (unsigned char)(int8_t)v;
+                else {
+                  int16_t h = (int16_t)v;
+                  memcpy(buf + 2 * e, &h, 2);
+                }
+              }
+  LLVMValueRef gl = cg_const_global(c, "wpack", buf, n * esz);
+  quill_free(c->ctx, buf, (n ? n : 1) * esz);
+  return gl;
+}
+
+/* bias'[m] = bias[m] - zpu * sum(wc[m]) (u8 kinds), padded by a tile. */
+static LLVMValueRef pack_bias(cg *c, const cg_dot_args *a, const dot_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  size_t n = (size_t)(g->M + p->TW);
+  uint32_t *b = quill_calloc(c->ctx, n, sizeof *b);
+  if (!b) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  int64_t K = g->Cg * g->KH * g->KW;
+  for (int64_t m = 0; m < g->M; m++) {
+    uint32_t s = 0;
+    for (int64_t k = 0; k < K; k++)
+      s += (uint32_t)a->wc[m * K + k];
+    b[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) -
+           (p->u8panel ? (uint32_t)p->pn.zpu * s : 0u);
+  }
+  LLVMValueRef gl = cg_const_global(c, "biasp", b, n * sizeof *b);
+  quill_free(c->ctx, b, n * sizeof *b);
+  return gl;
+}
+
+/* ---- the micro-kernel ------------------------------------------------------------ */
+
+typedef struct kstate {
+  const cg_dot_args *a;
+  const dot_plan *p;
+  LLVMValueRef panel, wtile, biasp, yb;
+  LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
+  LLVMValueRef acc[12 * 4];
+  LLVMTypeRef vt; /* <VL x i32> */
+} kstate;
+
+static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
+                             LLVMValueRef xb, LLVMValueRef w) {
+  unsigned VL = p->VL;
+  switch (p->kind) {
+  case DOT_VNNI: {
+    const char *nm = VL == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                              : "llvm.x86.avx512.vpdpbusd.256";
+    return cg_intrinsic(c, nm, NULL, 0, (LLVMValueRef[]){acc, xb, w}, 3);
+  }
+  case DOT_UBSW: {
+    LLVMTypeRef b32 = LLVMVectorType(c->t_i8, 4 * VL);
+    LLVMValueRef t = cg_intrinsic(
+        c, "llvm.x86.avx2.pmadd.ub.sw", NULL, 0,
+        (LLVMValueRef[]){LLVMBuildBitCast(c->b, xb, b32, ""),
+                         LLVMBuildBitCast(c->b, w, b32, "")},
+        2);
+    LLVMValueRef ones = cg_intc(LLVMVectorType(c->t_i16, 2 * VL), 1);
+    LLVMValueRef s = cg_intrinsic(c, "llvm.x86.avx2.pmadd.wd", NULL, 0,
+                                  (LLVMValueRef[]){t, ones}, 2);
+    return LLVMBuildAdd(c->b, acc, s, "");
+  }
+  case DOT_WD: {
+    LLVMTypeRef h = LLVMVectorType(c->t_i16, 2 * VL);
+    const char *nm = VL == 16 ? "llvm.x86.avx512.pmaddw.d.512"
+                              : "llvm.x86.avx2.pmadd.wd";
+    LLVMValueRef s = cg_intrinsic(
+        c, nm, NULL, 0,
+        (LLVMValueRef[]){LLVMBuildBitCast(c->b, xb, h, ""),
+                         LLVMBuildBitCast(c->b, w, h, "")},
+        2);
+    return LLVMBuildAdd(c->b, acc, s, "");
+  }
+  default:
+    return LLVMBuildAdd(c->b, acc, LLVMBuildMul(c->b, xb, w, ""), "");
+  }
+}
+
+/* Panel and output element offsets of flattened pixel p. */
+static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
+                          LLVMValueRef *xo, LLVMValueRef *yo) {
+  const cg_conv_geom *g = &s->a->g;
+  const cg_panel *pn = &s->p->pn;
+  const cg_view *y = &s->a->y;
+  LLVMValueRef oh = LLVMBuildUDiv(c->b, p, cg_i64c(c, g->OW), "");
+  LLVMValueRef ow = LLVMBuildURem(c->b, p, cg_i64c(c, g->OW), "");
+  LLVMValueRef x = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, pn->s_n), ""),
+      LLVMBuildMul(c->b, oh, cg_i64c(c, g->sh * pn->s_row), ""), "");
+  *xo = LLVMBuildAdd(c->b, x,
+                     LLVMBuildMul(c->b, ow, cg_i64c(c, g->sw * pn->s_col), ""),
+                     "");
+  LLVMValueRef yy = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, y->strides[0]), ""),
+      LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), "");
+  yy = LLVMBuildAdd(c->b, yy,
+                    LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""), "");
+  *yo = LLVMBuildAdd(c->b, yy, s->chbase, "");
+}
+
+/* One tile of P pixels starting at flattened pixel p0. When the tile
+ * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
+ * from pixel 0; otherwise each pixel's offsets are computed on entry. */
+static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
+  const cg_dot_args *a = s->a;
+  const dot_plan *p = s->p;
+  const cg_conv_geom *g = &a->g;
+  const cg_panel *pn = &p->pn;
+  unsigned VL = p->VL, OCB = p->OCB;
+  LLVMTypeRef vt = s->vt;
+  LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
+  int64_t pe = p->u8panel ? 1 : 2;
+  int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  bool inrow = g->OW % p->PIX == 0 && P == p->PIX;
+  LLVMValueRef xo[12], yo[12];
+  for (unsigned q = 0; q < P; q++) {
+    if (q > 0 && inrow) {
+      xo[q] = LLVMBuildAdd(c->b, xo[0],
+                           cg_i64c(c, (int64_t)q * g->sw * pn->s_col), "");
+      yo[q] = LLVMBuildAdd(c->b, yo[0],
+                           cg_i64c(c, (int64_t)q * a->y.strides[3]), "");
+    } else {
+      pixel_offsets(c, s, LLVMBuildAdd(c->b, p0, cg_i64c(c, q), ""), &xo[q],
+                    &yo[q]);
+    }
+  }
+  /* acc = bias' */
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef bch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
+    LLVMValueRef b = cg_load(c, vt, cg_gep(c, c->t_i32, s->biasp, bch), 4);
+    for (unsigned q = 0; q < P; q++)
+      cg_store(c, b, s->acc[q * OCB + v], 64);
+  }
+  cg_loop li, lj, lk;
+  cg_for(c, &li, 0, g->KH, 1);
+  cg_for(c, &lj, 0, p->KWk, 1);
+  LLVMValueRef tapo = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * pn->s_row), ""),
+      LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * pn->s_col), ""), "");
+  LLVMValueRef xp[12];
+  for (unsigned q = 0; q < P; q++)
+    xp[q] = cg_gep(c, pt, s->panel, LLVMBuildAdd(c->b, xo[q], tapo, ""));
+  LLVMValueRef tap = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, p->KWk), ""), lj.i, "");
+  LLVMValueRef wp = cg_gep8(
+      c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
+  cg_for(c, &lk, 0, p->C4, 1);
+  LLVMValueRef w[4];
+  LLVMValueRef wk = cg_gep8(
+      c, wp, LLVMBuildMul(c->b, lk.i, cg_i64c(c, OCB * wvec), ""));
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef ptr = cg_gep8(c, wk, cg_i64c(c, v * wvec));
+    if (p->kind == DOT_MUL)
+      w[v] = LLVMBuildSExt(
+          c->b, cg_load(c, LLVMVectorType(c->t_i16, VL), ptr, 2), vt, "");
+    else
+      w[v] = cg_load(c, vt, ptr, 4);
+  }
+  LLVMValueRef ck = LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg * pe), "");
+  for (unsigned q = 0; q < P; q++) {
+    LLVMValueRef bp = cg_gep8(c, xp[q], ck);
+    LLVMValueRef xs = p->kind == DOT_MUL
+                          ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
+                                          c->t_i32, "")
+                          : cg_load(c, c->t_i32, bp, 1);
+    LLVMValueRef xb = cg_splat(c, xs, VL);
+    for (unsigned v = 0; v < OCB; v++) {
+      LLVMValueRef ap = s->acc[q * OCB + v];
+      cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
+    }
+  }
+  cg_loop_end(c, &lk);
+  cg_loop_end(c, &lj);
+  cg_loop_end(c, &li);
+  /* epilogue: requantize and store each vector of each pixel */
+  const cg_view *y = &a->y;
+  bool raw = a->rq->raw;
+  LLVMTypeRef yet = cg_elem_type(c, y->elem);
+  LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, VL);
+  unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
+    /* lanes left in this vector: valid - v*VL */
+    LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, v * VL), "");
+    LLVMValueRef r[12];
+    for (unsigned q = 0; q < P; q++) {
+      r[q] = cg_requant_apply(c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64),
+                              ch, true);
+      if (!raw)
+        r[q] = LLVMBuildTrunc(c->b, r[q], yvt, "");
+    }
+    cg_if fu;
+    cg_if_begin(c, &fu,
+                LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, VL), ""));
+    for (unsigned q = 0; q < P; q++)
+      cg_store(c, r[q],
+               cg_gep(c, yet, s->yb,
+                      LLVMBuildAdd(c->b, yo[q], cg_i64c(c, v * VL), "")),
+               yal);
+    cg_if_else(c, &fu);
+    cg_if fp;
+    cg_if_begin(c, &fp,
+                LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
+    LLVMValueRef lanes[16];
+    for (unsigned l = 0; l < VL; l++)
+      lanes[l] = cg_i64c(c, l);
+    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
+                                      LLVMConstVector(lanes, VL),
+                                      cg_splat(c, left, VL), "");
+    LLVMTypeRef ov[2] = {yvt, c->t_ptr};
+    for (unsigned q = 0; q < P; q++)
+      cg_intrinsic(c, "llvm.masked.store", ov, 2,
+                   (LLVMValueRef[]){r[q],
+                                    cg_gep(c, yet, s->yb,
+                                           LLVMBuildAdd(c->b, yo[q],
+                                                        cg_i64c(c, v * VL), "")),
+                                    cg_i32c(c, yal), mask},
+                   4);
+    cg_if_end(c, &fp);
+    cg_if_end(c, &fu);
+  }
+}
+
+static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
+                         LLVMValueRef wg, LLVMValueRef bg) {
+  const cg_conv_geom *g = &a->g;
+  int64_t ntasks = g->N * g->G * p->ntiles * p->nchunks;
+  cg_stage_begin(c, "dot", ntasks);
+  cg_stage_work(c, (double)(g->N * g->M * g->OH * g->OW) *
+                       (double)(g->Cg * g->KH * g->KW) / 100.0);
+  kstate s;
+  memset(&s, 0, sizeof s);
+  s.a = a;
+  s.p = p;
+  s.vt = LLVMVectorType(c->t_i32, p->VL);
+  LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
+  s.yb = cg_view_base(c, &a->y);
+  s.biasp = bg;
+  for (unsigned i = 0; i < p->PIX * p->OCB; i++) {
+    s.acc[i] = cg_var(c, s.vt, "acc");
+    LLVMSetAlignment(s.acc[i], 64);
+  }
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef t = lt.i;
+  LLVMValueRef chunk = LLVMBuildURem(c->b, t, cg_i64c(c, p->nchunks), "");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->nchunks), "");
+  LLVMValueRef tile = LLVMBuildURem(c->b, t, cg_i64c(c, p->ntiles), "tile");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
+  LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "g");
+  s.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "n");
+  int64_t wvec = p->kind == DOT_MUL ? (int64_t)p->VL * 2 : (int64_t)p->VL * 4;
+  int64_t tile_bytes = g->KH * p->KWk * p->C4 * p->OCB * wvec;
+  s.wtile = cg_gep8(
+      c, wg,
+      LLVMBuildMul(c->b,
+                   LLVMBuildAdd(c->b,
+                                LLVMBuildMul(c->b, gr, cg_i64c(c, p->ntiles), ""),
+                                tile, ""),
+                   cg_i64c(c, tile_bytes), ""));
+  LLVMValueRef tch = LLVMBuildMul(c->b, tile, cg_i64c(c, p->TW), "");
+  s.chbase = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, g->Mg), ""), tch, "chbase");
+  s.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "valid");
+  /* the panel pointer of this group */
+  s.panel = cg_gep8(
+      c, panel,
+      LLVMBuildMul(c->b, gr, cg_i64c(c, p->Cgp * (p->u8panel ? 1 : 2)), ""));
+  LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
+  LLVMValueRef hi = cg_min_s(
+      c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""), cg_i64c(c, p->npix));
+  /* full tiles while p + PIX <= hi; the global remainder at the end */
+  cg_loop lp;
+  cg_loop_begin(c, &lp, lo,
+                LLVMBuildSub(c->b, hi, cg_i64c(c, p->PIX - 1), ""), p->PIX);
+  micro_kernel(c, &s, p->PIX, lp.i);
+  cg_loop_end(c, &lp);
+  unsigned R = (unsigned)(p->npix % p->PIX);
+  if (R) {
+    cg_if fr;
+    cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntEQ, hi,
+                                      cg_i64c(c, p->npix), ""));
+    micro_kernel(c, &s, R, cg_i64c(c, p->npix - R));
+    cg_if_end(c, &fr);
+  }
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
+quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
+  dot_plan p;
+  if (!plan_kind(c, a, &p))
+    return QUILL_ERR_INTERNAL;
+  const cg_conv_geom *g = &a->g;
+  /* row windows read up to kg - 1 elements past a row: never in place */
+  cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, p.u8panel, p.Cgp,
+                a->zpx, &p.pn, p.rowwin);
+  cg_panel_emit(c, g, &a->x, &p.pn);
+  /* pixel chunks: about 8 per (image, group, tile), multiples of PIX */
+  p.npix = g->OH * g->OW;
+  int64_t tiles = ceil_div(p.npix, p.PIX);
+  int64_t per = ceil_div(tiles, 8);
+  p.chunk = per * p.PIX;
+  p.nchunks = ceil_div(p.npix, p.chunk);
+  a->rq->pad = (size_t)p.TW + 16;
+  LLVMValueRef wg = pack_weights(c, a, &p), bg = pack_bias(c, a, &p);
+  if (c->status)
+    return c->status;
+  emit_compute(c, a, &p, wg, bg);
+  return c->status;
+}

@@ -1,0 +1,244 @@
+/*
+ * lower_qelt.c - the quantized elementwise integer ops qadd, qmul (numpy
+ * broadcasting) and lut, bit-exact with targets/reference/
+ * kernels_qelementwise.c (docs/quantization.md section 3). With
+ * da = a - zp_a, db = b - zp_b and the result clamped to
+ * [max(qmin, act_min), min(qmax, act_max)] after adding zp_y:
+ *
+ *   qadd fixed   v = R_y(R_a(da << L) + R_b(db << L))   the sum in i32
+ *   qadd float   v = round_r((f32(da)*s_a + f32(db)*s_b) / s_y)   in f32
+ *   qmul fixed   v = R(sat32(da * db))
+ *   qmul float   v = round_r((f32(da)*s_a) * (f32(db)*s_b) / s_y)  in f32
+ *   lut          y = table[x - storage_min]
+ *
+ * Each R is the fixed-point requantization of requant.c with one
+ * per-tensor multiplier and shift; the inner ones (qadd's R_a, R_b) skip the
+ * clamp and wrap to i32 like the reference's int32 sum. Everything is one
+ * cg_map over broadcast views, so LLVM vectorizes the contiguous cases.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "targets/llvm/cg.h"
+
+typedef struct qp {
+  double scale;
+  int64_t zp, qmin, qmax;
+  unsigned bits;
+} qp;
+
+static bool qp_of(const quill_type *e, qp *p) {
+  if (!quill_type_is_quant(e) || quill_type_quant_axis_of(e) >= 0)
+    return false;
+  p->scale = quill_type_quant_scales(e)[0];
+  p->zp = quill_type_quant_zero_points(e)[0];
+  p->qmin = quill_type_quant_qmin(e);
+  p->qmax = quill_type_quant_qmax(e);
+  p->bits = quill_type_bit_width(quill_type_quant_storage(e));
+  return true;
+}
+
+CG_SUPPORTS(cg_supports_qbinary) {
+  qp p;
+  for (unsigned i = 0; i < 2; i++)
+    if (!qp_of(quill_type_elem(quill_value_type(quill_op_operand(op, i))), &p))
+      return "operands not quantized per tensor";
+  if (!qp_of(quill_type_elem(quill_value_type(quill_op_result(op, 0))), &p))
+    return "result not quantized per tensor";
+  return NULL;
+}
+
+typedef struct qbin {
+  bool add, fixed, f64;
+  quill_rounding r;
+  qp a, b, y;
+  const quill_type *ae, *be;
+  int64_t lo, hi;
+  int left;               /* qadd's left shift */
+  cg_requant ra, rb, ry;  /* fixed point: per-tensor requantizations */
+} qbin;
+
+/* A per-tensor fixed-point requantization with multiplier m and shift s. */
+static bool one_fixed(cg *c, cg_requant *rq, int64_t m, int64_t s,
+                      quill_rounding r, bool noclamp, int64_t zp, int64_t lo,
+                      int64_t hi) {
+  memset(rq, 0, sizeof *rq);
+  rq->fixed = true;
+  rq->r = r;
+  rq->n = 1;
+  rq->noclamp = noclamp;
+  rq->zp = noclamp ? 0 : zp;
+  rq->lo = lo;
+  rq->hi = hi;
+  rq->mult = quill_alloc(c->ctx, sizeof(int32_t));
+  rq->shift = quill_alloc(c->ctx, sizeof(int32_t));
+  if (!rq->mult || !rq->shift) {
+    c->status = QUILL_ERR_NOMEM;
+    return false;
+  }
+  rq->mult[0] = (int32_t)m;
+  rq->shift[0] = (int32_t)s;
+  return m >= 0 && m <= INT32_MAX && s >= -31 && s <= 62;
+}
+
+static LLVMValueRef qbin_fn(cg *c, void *ud, LLVMValueRef *in) {
+  qbin *k = ud;
+  LLVMValueRef da = LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], c->t_i64),
+                                 cg_i64c(c, k->a.zp), "");
+  LLVMValueRef db = LLVMBuildSub(c->b, cg_widen_int(c, k->be, in[1], c->t_i64),
+                                 cg_i64c(c, k->b.zp), "");
+  if (k->fixed) {
+    LLVMValueRef v;
+    if (k->add) {
+      LLVMValueRef sa = LLVMBuildTrunc(
+          c->b, LLVMBuildShl(c->b, da, cg_i64c(c, k->left), ""), c->t_i32, "");
+      LLVMValueRef sb = LLVMBuildTrunc(
+          c->b, LLVMBuildShl(c->b, db, cg_i64c(c, k->left), ""), c->t_i32, "");
+      LLVMValueRef ra = cg_requant_apply(c, &k->ra, sa, NULL, false);
+      LLVMValueRef rb = cg_requant_apply(c, &k->rb, sb, NULL, false);
+      v = LLVMBuildAdd(c->b, ra, rb, ""); /* wraps like int32 */
+    } else {
+      LLVMValueRef p = LLVMBuildMul(c->b, da, db, "");
+      p = cg_max_s(c, p, cg_i64c(c, INT32_MIN));
+      p = cg_min_s(c, p, cg_i64c(c, INT32_MAX));
+      v = LLVMBuildTrunc(c->b, p, c->t_i32, "");
+    }
+    return cg_requant_apply(c, &k->ry, v, NULL, false);
+  }
+  /* float: the reference form's f32 (or f64) arithmetic, then quantize */
+  LLVMTypeRef ft = k->f64 ? c->t_f64 : c->t_f32;
+  LLVMValueRef fa = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, da, ft, ""),
+                                  LLVMConstReal(ft, k->f64 ? k->a.scale
+                                                           : (float)k->a.scale),
+                                  "");
+  LLVMValueRef fb = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, db, ft, ""),
+                                  LLVMConstReal(ft, k->f64 ? k->b.scale
+                                                           : (float)k->b.scale),
+                                  "");
+  LLVMValueRef x = k->add ? LLVMBuildFAdd(c->b, fa, fb, "")
+                          : LLVMBuildFMul(c->b, fa, fb, "");
+  LLVMValueRef q = LLVMBuildFDiv(
+      c->b, x,
+      LLVMConstReal(ft, k->f64 ? k->y.scale : (float)k->y.scale), "");
+  q = cg_round(c, q, k->r);
+  q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
+                      LLVMConstReal(ft, 0.0), q, "");
+  LLVMValueRef d = k->f64 ? q : LLVMBuildFPExt(c->b, q, c->t_f64, "");
+  LLVMValueRef lo = cg_f64c(c, (double)(k->lo - k->y.zp));
+  LLVMValueRef hi = cg_f64c(c, (double)(k->hi - k->y.zp));
+  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, d, lo, ""), lo, d,
+                      "");
+  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, d, hi, ""), hi, d,
+                      "");
+  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, d, c->t_i64, ""),
+                      cg_i64c(c, k->y.zp), "");
+}
+
+static const char *str_attr(const quill_op *op, const char *name,
+                            const char *dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  return a && quill_attr_kind_of(a) == QUILL_ATTR_STRING
+             ? quill_attr_string_value(a, NULL)
+             : dflt;
+}
+
+CG_LOWER(cg_lower_qbinary) {
+  qbin k;
+  memset(&k, 0, sizeof k);
+  k.add = quill_op_opcode(op) == QUILL_OP_QADD;
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  cg_view ins[2];
+  for (unsigned i = 0; i < 2; i++) {
+    cg_view v = cg_value_view(c, quill_op_operand(op, i));
+    ins[i] = cg_view_broadcast(&v, y.rank, y.dims);
+  }
+  k.ae = ins[0].elem;
+  k.be = ins[1].elem;
+  if (!qp_of(ins[0].elem, &k.a) || !qp_of(ins[1].elem, &k.b) ||
+      !qp_of(y.elem, &k.y))
+    return cg_op_error(c, "expects per-tensor quantized operands and result");
+  if (!quill_rounding_parse(str_attr(op, "rounding", "half_even"), &k.r))
+    return cg_op_error(c, "unknown 'rounding'");
+  k.f64 = quill_type_kind_of(quill_type_quant_expressed(y.elem)) ==
+          QUILL_TYPE_F64;
+  k.lo = quill_op_attr_int(op, "act_min", k.y.qmin);
+  k.hi = quill_op_attr_int(op, "act_max", k.y.qmax);
+  k.lo = k.lo > k.y.qmin ? k.lo : k.y.qmin;
+  k.hi = k.hi < k.y.qmax ? k.hi : k.y.qmax;
+  k.fixed = quill_op_attr(op, "multiplier") != NULL;
+  quill_status st = QUILL_OK;
+  if (k.fixed) {
+    size_t n = k.add ? 3 : 1;
+    int64_t m[3], s[3];
+    if (quill_op_attr_ints(op, "multiplier", m, 3) != (int64_t)n ||
+        quill_op_attr_ints(op, "shift", s, 3) != (int64_t)n)
+      return cg_op_error(c, "'multiplier' and 'shift' must be int lists of "
+                            "the op's length");
+    bool ok;
+    if (k.add) {
+      unsigned bits = k.a.bits > k.b.bits ? k.a.bits : k.b.bits;
+      k.left = (int)quill_op_attr_int(op, "left_shift",
+                                      quill_qadd_left_shift(bits));
+      ok = k.left >= 0 && k.left <= 31 - (int)bits &&
+           one_fixed(c, &k.ra, m[0], s[0], k.r, true, 0, 0, 0) &&
+           one_fixed(c, &k.rb, m[1], s[1], k.r, true, 0, 0, 0) &&
+           one_fixed(c, &k.ry, m[2], s[2], k.r, false, k.y.zp, k.lo, k.hi);
+    } else {
+      ok = one_fixed(c, &k.ry, m[0], s[0], k.r, false, k.y.zp, k.lo, k.hi);
+    }
+    if (!ok)
+      st = c->status ? c->status
+                     : cg_op_error(c, "'multiplier', 'shift' or 'left_shift' "
+                                      "out of range");
+  }
+  if (!st)
+    cg_map(c, quill_op_name(op), &y, 2, ins, qbin_fn, &k);
+  cg_requant_free(c, &k.ra);
+  cg_requant_free(c, &k.rb);
+  cg_requant_free(c, &k.ry);
+  return st ? st : c->status;
+}
+
+/* ---- lut ------------------------------------------------------------------- */
+
+typedef struct lutctx {
+  const quill_type *xe;
+  LLVMValueRef table;
+  LLVMTypeRef yt;
+  int64_t base;
+  unsigned yb;
+} lutctx;
+
+static LLVMValueRef lut_fn(cg *c, void *ud, LLVMValueRef *in) {
+  lutctx *k = ud;
+  LLVMValueRef i = LLVMBuildSub(c->b, cg_widen_int(c, k->xe, in[0], c->t_i64),
+                                cg_i64c(c, k->base), "");
+  return cg_load(c, k->yt, cg_gep(c, k->yt, k->table, i), k->yb);
+}
+
+CG_LOWER(cg_lower_lut) {
+  cg_view x = cg_value_view(c, quill_op_operand(op, 0));
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  const quill_attr *t = quill_op_attr(op, "table");
+  if (!quill_type_is_quant(x.elem) || !t ||
+      quill_attr_kind_of(t) != QUILL_ATTR_DENSE)
+    return cg_op_error(c, "expects a quantized operand and a dense 'table'");
+  quill_type *st = quill_type_quant_storage(x.elem);
+  unsigned bits = quill_type_bit_width(st);
+  int64_t entries = bits <= 16 ? INT64_C(1) << bits : 0;
+  quill_type *te = quill_type_elem(quill_attr_dense_type(t));
+  if (!entries ||
+      quill_type_num_elements(quill_attr_dense_type(t)) != entries ||
+      quill_type_elem_bytes(te) != quill_type_elem_bytes(y.elem))
+    return cg_op_error(c, "'table' must have one entry per operand value");
+  lutctx k;
+  k.xe = x.elem;
+  k.table = cg_const_global(c, "lut", quill_attr_dense_data(t),
+                            quill_attr_dense_size(t));
+  k.yt = cg_elem_type(c, y.elem);
+  k.base = quill_type_int_min(st);
+  k.yb = (unsigned)quill_type_elem_bytes(y.elem);
+  /* the table holds the result's storage values: widen them as such */
+  cg_map(c, "lut", &y, 1, &x, lut_fn, &k);
+  return c->status;
+}

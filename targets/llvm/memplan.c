@@ -1,0 +1,385 @@
+/*
+ * memplan.c - layouts, buffer slots and the static memory plan.
+ *
+ * Ops are numbered in program order from 1 (0 stands for "the graph
+ * arguments", the return op has the last number). Planning runs twice:
+ *
+ * cg_plan_values (before lowering)
+ *   - layout: a rank-4 result of a CG_LAY_CHLAST op (conv, pool) is stored
+ *     NHWC, strides [HWC, 1, WC, C] for logical NCHW; a CG_LAY_FOLLOW op
+ *     (elementwise, quantization, data movement) keeps its first operand's
+ *     layout; everything else is row-major. Graph inputs and outputs are
+ *     always row-major (the user's layout).
+ *   - storage: constants are views of a private global holding the dense
+ *     data; graph inputs are input slots; a CG_ALIAS op (reshape and
+ *     friends) whose operand is densely row-major shares its operand's
+ *     slot, and an op with a view function (transpose) is a strided view
+ *     of its operand's storage; every other value gets a scratch slot. A returned value whose
+ *     view covers its whole slot in row-major order turns that slot into
+ *     the user's output buffer (written in place, no final copy).
+ *   - liveness: a slot lives from its producer to the last use of any
+ *     value stored in it.
+ *
+ * cg_plan_alloc (after lowering, which may add per-op workspaces)
+ *   - offsets: slots sorted by size, each placed at the lowest 64-byte
+ *     aligned offset that overlaps no placed slot with an intersecting
+ *     live range (first fit). The scratch size is the high-water mark.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "targets/llvm/cg.h"
+
+#define ALIGN 64
+
+void cg_row_major(unsigned r, const int64_t *dims, int64_t *strides) {
+  int64_t s = 1;
+  for (unsigned d = r; d-- > 0;) {
+    strides[d] = s;
+    s *= dims[d];
+  }
+}
+
+bool cg_view_is_row_major(const cg_view *v) {
+  int64_t s = 1;
+  for (unsigned d = v->rank; d-- > 0;) {
+    if (v->dims[d] == 1)
+      continue;
+    if (v->strides[d] != s)
+      return false;
+    s *= v->dims[d];
+  }
+  return true;
+}
+
+static int64_t num_elements(const cg_view *v) {
+  int64_t n = 1;
+  for (unsigned d = 0; d < v->rank; d++)
+    n *= v->dims[d];
+  return n;
+}
+
+int cg_new_slot(cg *c, cg_slot_kind kind, size_t size, int first, int last) {
+  if (c->nslots == c->cap_slots) {
+    unsigned cap = c->cap_slots ? c->cap_slots * 2 : 64;
+    cg_slot *ns = quill_realloc(c->ctx, c->slots, c->cap_slots * sizeof *ns,
+                                cap * sizeof *ns);
+    if (!ns) {
+      c->status = QUILL_ERR_NOMEM;
+      return 0; /* any slot: the compile fails anyway */
+    }
+    c->slots = ns;
+    c->cap_slots = cap;
+  }
+  cg_slot *s = &c->slots[c->nslots];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->size = size;
+  s->first = first;
+  s->last = last;
+  return (int)c->nslots++;
+}
+
+int cg_workspace(cg *c, size_t bytes) {
+  return cg_new_slot(c, CG_SLOT_SCRATCH, bytes ? bytes : 1, c->op_index,
+                     c->op_index);
+}
+
+cg_view cg_value_view(cg *c, const quill_value *v) {
+  cg_value *cv = cg_val(c, v);
+  if (cv->is_const && !cv->view.global) {
+    /* The global of an aliased constant is its root's. */
+    cg_value *root = cv->alias_of >= 0 ? &c->vals[cv->alias_of] : cv;
+    if (!root->view.global)
+      root->view.global =
+          cg_const_global(c, "const", quill_attr_dense_data(root->constant),
+                          quill_attr_dense_size(root->constant));
+    cv->view.global = root->view.global;
+  }
+  return cv->view;
+}
+
+/* The layout of a result of op (index r) per the lowering flags. */
+static bool result_chlast(cg *c, const quill_op *op, const quill_type *t) {
+  if (quill_type_rank(t) != 4)
+    return false;
+  unsigned f = cg_lowerings[quill_op_opcode(op)].flags;
+  if (f & CG_LAY_CHLAST)
+    return true;
+  if ((f & CG_LAY_FOLLOW) && quill_op_num_operands(op) > 0) {
+    cg_value *x = cg_val(c, quill_op_operand(op, 0));
+    return x->chlast && quill_type_rank(x->type) == 4;
+  }
+  return false;
+}
+
+static void set_layout(cg_value *cv, bool chlast) {
+  cg_view *w = &cv->view;
+  w->rank = quill_type_rank(cv->type);
+  memcpy(w->dims, quill_type_dims(cv->type), w->rank * sizeof(int64_t));
+  w->elem = quill_type_elem(cv->type);
+  w->offset = 0;
+  cv->chlast = chlast;
+  if (chlast) {
+    int64_t C = w->dims[1], H = w->dims[2], W = w->dims[3];
+    w->strides[0] = H * W * C;
+    w->strides[1] = 1;
+    w->strides[2] = W * C;
+    w->strides[3] = C;
+  } else {
+    cg_row_major(w->rank, w->dims, w->strides);
+  }
+}
+
+/* The explicit pads of a qconv2d (false for auto_pad ones). */
+static bool conv_pads(const quill_op *op, int64_t *p) {
+  if (quill_op_opcode(op) != QUILL_OP_QCONV2D)
+    return false;
+  const quill_attr *ap = quill_op_attr(op, "auto_pad");
+  if (ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING &&
+      strcmp(quill_attr_string_value(ap, NULL), "NOTSET"))
+    return false;
+  memset(p, 0, 4 * sizeof *p);
+  int64_t n = quill_op_attr_ints(op, "pads", p, 4);
+  return n < 0 || n == 4;
+}
+
+/* A halo for an 8-bit unsigned NHWC value whose every use is operand 0 of
+ * a qconv2d with the same positive pads and channels that fill whole
+ * kernel vectors (multiples of 16: the kernels then read in place). */
+static bool halo_for(cg *c, cg_value *cv) {
+  (void)c;
+  quill_type *s = cg_storage(cv->view.elem);
+  if (!quill_type_is_quant(cv->view.elem) ||
+      quill_type_kind_of(s) != QUILL_TYPE_U8 || cv->view.dims[1] % 16 ||
+      !quill_value_has_uses(cv->v))
+    return false;
+  int64_t pads[4] = {-1, -1, -1, -1};
+  for (quill_use *u = quill_value_first_use(cv->v); u; u = quill_use_next(u)) {
+    int64_t p[4];
+    if (quill_use_operand_index(u) != 0 || !conv_pads(quill_use_user(u), p))
+      return false;
+    if (pads[0] < 0)
+      memcpy(pads, p, sizeof pads);
+    else if (memcmp(pads, p, sizeof pads))
+      return false;
+  }
+  if (pads[0] + pads[1] + pads[2] + pads[3] == 0)
+    return false;
+  cv->haloed = true;
+  memcpy(cv->halo, pads, sizeof pads);
+  cv->halo_fill = quill_type_quant_zero_points(cv->view.elem)[0];
+  return true;
+}
+
+void cg_fill_halos(cg *c, const quill_op *op) {
+  for (unsigned r = 0; r < quill_op_num_results(op); r++) {
+    cg_value *cv = cg_val(c, quill_op_result(op, r));
+    if (!cv->haloed)
+      continue;
+    /* the whole padded plane, as a view from the buffer's start ... */
+    cg_view all = cv->view;
+    int64_t C = all.dims[1];
+    all.offset = 0;
+    all.dims[2] = all.dims[2] + cv->halo[0] + cv->halo[2];
+    all.dims[3] = all.dims[3] + cv->halo[1] + cv->halo[3];
+    LLVMValueRef fill = LLVMConstInt(cg_elem_type(c, all.elem),
+                                     (unsigned long long)cv->halo_fill, 1);
+    /* ... and its four borders */
+    cg_view top = all, bot = all, left = all, right = all;
+    top.dims[2] = cv->halo[0];
+    bot.dims[2] = cv->halo[2];
+    bot.offset = (all.dims[2] - cv->halo[2]) * all.strides[2];
+    left.dims[2] = right.dims[2] = cv->view.dims[2];
+    left.offset = right.offset = cv->halo[0] * all.strides[2];
+    left.dims[3] = cv->halo[1];
+    right.dims[3] = cv->halo[3];
+    right.offset += (all.dims[3] - cv->halo[3]) * C;
+    const cg_view *parts[4] = {&top, &bot, &left, &right};
+    for (int k = 0; k < 4; k++)
+      if (parts[k]->dims[2] > 0 && parts[k]->dims[3] > 0)
+        cg_fill(c, "halo", parts[k], fill);
+  }
+}
+
+static size_t value_bytes(const cg_value *cv) {
+  int64_t n = num_elements(&cv->view);
+  return (size_t)n * quill_type_elem_bytes(cv->view.elem);
+}
+
+quill_status cg_plan_values(cg *c) {
+  const quill_graph *g = c->g;
+  int ret_index = (int)quill_graph_num_ops(g);
+  /* Liveness of every value (args first). */
+  for (unsigned i = 0; i < c->nvals; i++)
+    c->vals[i].last_use = c->vals[i].def;
+  int idx = 1;
+  QUILL_GRAPH_FOREACH(g, op) {
+    for (unsigned k = 0; k < quill_op_num_operands(op); k++) {
+      cg_value *cv = cg_val(c, quill_op_operand(op, k));
+      if (cv->last_use < idx)
+        cv->last_use = idx;
+    }
+    idx++;
+  }
+  /* Graph inputs. */
+  for (unsigned a = 0; a < quill_graph_num_args(g); a++) {
+    cg_value *cv = cg_val(c, quill_graph_arg(g, a));
+    set_layout(cv, false);
+    cv->view.slot = cg_new_slot(c, CG_SLOT_INPUT, value_bytes(cv), 0,
+                                ret_index);
+    c->slots[cv->view.slot].io_index = a;
+  }
+  /* Op results in program order. */
+  idx = 1;
+  QUILL_GRAPH_FOREACH(g, op) {
+    unsigned f = cg_lowerings[quill_op_opcode(op)].flags;
+    for (unsigned r = 0; r < quill_op_num_results(op); r++) {
+      cg_value *cv = cg_val(c, quill_op_result(op, r));
+      cv->alias_of = -1;
+      if (quill_op_opcode(op) == QUILL_OP_CONSTANT) {
+        set_layout(cv, false);
+        cv->is_const = true;
+        cv->constant = quill_op_attr(op, "value");
+        cv->view.slot = -1;
+        continue;
+      }
+      set_layout(cv, result_chlast(c, op, cv->type));
+      const cg_lowering *lw = &cg_lowerings[quill_op_opcode(op)];
+      if (lw->view && r == 0) {
+        cg_value *x = cg_val(c, quill_op_operand(op, 0));
+        cg_view v = cv->view;
+        if (lw->view(op, &x->view, &v)) {
+          cg_value *root = x->alias_of >= 0 ? &c->vals[x->alias_of] : x;
+          cv->alias_of = (int)(root - c->vals);
+          cv->is_const = x->is_const;
+          cv->constant = x->constant;
+          cv->chlast = false;
+          v.slot = x->view.slot;
+          v.offset = x->view.offset;
+          v.global = NULL;
+          cv->view = v;
+          continue;
+        }
+      }
+      if ((f & CG_ALIAS) && r == 0) {
+        cg_value *x = cg_val(c, quill_op_operand(op, 0));
+        if (cg_view_is_row_major(&x->view) &&
+            quill_type_elem_bytes(x->view.elem) ==
+                quill_type_elem_bytes(cv->view.elem)) {
+          cg_value *root = x->alias_of >= 0 ? &c->vals[x->alias_of] : x;
+          cv->alias_of = (int)(root - c->vals);
+          cv->is_const = x->is_const;
+          cv->constant = x->constant;
+          cv->view.slot = x->view.slot;
+          cv->view.offset = x->view.offset;
+          cv->view.global = NULL;
+          continue;
+        }
+      }
+      size_t bytes = value_bytes(cv);
+      if (cv->chlast && halo_for(c, cv)) {
+        cg_view *w = &cv->view;
+        int64_t C = w->dims[1], H = w->dims[2], W = w->dims[3];
+        int64_t Hp = H + cv->halo[0] + cv->halo[2];
+        int64_t Wp = W + cv->halo[1] + cv->halo[3];
+        w->strides[3] = C;
+        w->strides[2] = Wp * C;
+        w->strides[0] = Hp * Wp * C;
+        w->offset = (cv->halo[0] * Wp + cv->halo[1]) * C;
+        bytes = (size_t)(w->dims[0] * Hp * Wp * C) *
+                quill_type_elem_bytes(w->elem);
+      }
+      cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, idx, idx);
+    }
+    idx++;
+  }
+  /* Slot liveness: the last use of every value stored in the slot. */
+  for (unsigned i = 0; i < c->nvals; i++) {
+    cg_value *cv = &c->vals[i];
+    if (cv->view.slot < 0)
+      continue;
+    cg_slot *s = &c->slots[cv->view.slot];
+    if (s->kind == CG_SLOT_SCRATCH && cv->last_use > s->last)
+      s->last = cv->last_use;
+  }
+  /* Results written straight into the user's buffers. */
+  quill_op *ret = quill_graph_return(g);
+  for (unsigned j = 0; ret && j < quill_op_num_operands(ret); j++) {
+    cg_value *cv = cg_val(c, quill_op_operand(ret, j));
+    if (cv->view.slot < 0 || cv->view.offset != 0 ||
+        !cg_view_is_row_major(&cv->view))
+      continue;
+    cg_slot *s = &c->slots[cv->view.slot];
+    if (s->kind != CG_SLOT_SCRATCH || s->size != value_bytes(cv))
+      continue;
+    s->kind = CG_SLOT_OUTPUT;
+    s->io_index = j;
+  }
+  return c->status;
+}
+
+/* ---- offsets ------------------------------------------------------------- */
+
+static bool live_overlap(const cg_slot *a, const cg_slot *b) {
+  return a->first <= b->last && b->first <= a->last;
+}
+
+static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
+
+quill_status cg_plan_alloc(cg *c) {
+  unsigned n = 0;
+  unsigned *order = quill_alloc(c->ctx, (c->nslots + 1) * sizeof *order);
+  unsigned *placed = quill_alloc(c->ctx, (c->nslots + 1) * sizeof *placed);
+  if (!order || !placed) {
+    quill_free(c->ctx, order, (c->nslots + 1) * sizeof *order);
+    quill_free(c->ctx, placed, (c->nslots + 1) * sizeof *placed);
+    return QUILL_ERR_NOMEM;
+  }
+  for (unsigned i = 0; i < c->nslots; i++)
+    if (c->slots[i].kind == CG_SLOT_SCRATCH)
+      order[n++] = i;
+  /* Largest first, then by start (insertion sort: n is small). */
+  for (unsigned i = 1; i < n; i++) {
+    unsigned k = order[i], j = i;
+    while (j > 0) {
+      const cg_slot *a = &c->slots[order[j - 1]], *b = &c->slots[k];
+      bool before = a->size > b->size ||
+                    (a->size == b->size && a->first <= b->first);
+      if (before)
+        break;
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = k;
+  }
+  size_t high = 0;
+  unsigned np = 0;
+  for (unsigned i = 0; i < n; i++) {
+    cg_slot *s = &c->slots[order[i]];
+    size_t size = align_up(s->size);
+    size_t off = 0;
+    bool moved = true;
+    while (moved) { /* first fit: bump past every conflicting placement */
+      moved = false;
+      for (unsigned k = 0; k < np; k++) {
+        const cg_slot *p = &c->slots[placed[k]];
+        if (!live_overlap(s, p))
+          continue;
+        size_t pe = p->offset + align_up(p->size);
+        if (off < pe && p->offset < off + size) {
+          off = pe;
+          moved = true;
+        }
+      }
+    }
+    s->offset = off;
+    placed[np++] = order[i];
+    if (off + size > high)
+      high = off + size;
+  }
+  c->scratch_size = high;
+  quill_free(c->ctx, order, (c->nslots + 1) * sizeof *order);
+  quill_free(c->ctx, placed, (c->nslots + 1) * sizeof *placed);
+  return QUILL_OK;
+}

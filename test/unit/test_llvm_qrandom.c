@@ -1,0 +1,386 @@
+/*
+ * test_llvm_qrandom.c - randomized bit-exactness of the LLVM target's
+ * integer kernels against the reference interpreter.
+ *
+ * A generator draws one-op graphs:
+ *
+ *   qconv2d  N, C, H, W, kernel, strides, dilations, pads (asymmetric),
+ *            groups (1, depthwise with channel multiplier, or any divisor),
+ *            u8/i8 activations with any zero point, i8/u8 weights per
+ *            tensor or per output channel with zero or random zero points,
+ *            constant or runtime weights and bias, no bias, quantized u8/i8
+ *            or raw i32 results
+ *   qmatmul  batched A, constant or runtime B (2-D or batched), per-column
+ *            weights, bias
+ *
+ * and a requantization: every rounding policy, fixed point (multiplier and
+ * shift from the scales, or random within the verifier's range) or f32
+ * scale, fused activation clamps (act_min/act_max), output scales spread
+ * so that results both fit and saturate. Each
+ * graph runs on every instruction path this machine can execute (portable,
+ * avx2, avx-vnni, avx512-vnni) and every output byte must equal the
+ * reference's. QUILL_LLVM_RANDOM_CASES scales the number of graphs,
+ * QUILL_LLVM_RANDOM_SEED changes the seed; a failing case prints its .qir.
+ */
+#include "ir/quant.h"
+#include "ir/strbuf.h"
+#include "llvm_harness.h"
+
+static const char *const roundings[] = {"half_even", "half_away", "half_up",
+                                        "tflite"};
+
+typedef struct gen {
+  char *buf;
+  size_t len, cap;
+} gen;
+
+static void emit(gen *g, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(g->buf + g->len, g->cap - g->len, fmt, ap);
+    va_end(ap);
+    if ((size_t)n < g->cap - g->len) {
+      g->len += (size_t)n;
+      return;
+    }
+    g->cap = g->cap * 2 + (size_t)n + 64;
+    g->buf = realloc(g->buf, g->cap);
+  }
+}
+
+static double rnd_range(double lo, double hi) {
+  return lo + (hi - lo) * rnd_unit();
+}
+
+/* An 8-bit quant type: "!quant.uniform<u8:f32, s:zp>" or per axis. */
+static void qtype(gen *g, bool u8, double scale, int64_t zp) {
+  emit(g, "!quant.uniform<%s:f32, %.9g:%lld>", u8 ? "u8" : "i8", scale,
+       (long long)zp);
+}
+
+static void qtype_axis(gen *g, bool u8, int axis, int64_t n,
+                       const double *scales, const int64_t *zps) {
+  emit(g, "!quant.uniform<%s:f32:%d, {", u8 ? "u8" : "i8", axis);
+  for (int64_t i = 0; i < n; i++)
+    emit(g, "%s%.9g:%lld", i ? ", " : "", scales[i], (long long)zps[i]);
+  emit(g, "}>");
+}
+
+static void hex_bytes(gen *g, const uint8_t *p, size_t n) {
+  emit(g, "\"0x");
+  for (size_t i = 0; i < n; i++)
+    emit(g, "%02X", p[i]);
+  emit(g, "\"");
+}
+
+/* The weight element type (quant, per tensor or axis). */
+typedef struct wparams {
+  bool u8, axis;
+  int64_t n;
+  double scales[512];
+  int64_t zps[512];
+} wparams;
+
+static void wtype(gen *g, const wparams *w, int axis) {
+  if (w->axis)
+    qtype_axis(g, w->u8, axis, w->n, w->scales, w->zps);
+  else
+    qtype(g, w->u8, w->scales[0], w->zps[0]);
+}
+
+static void random_wparams(wparams *w, int64_t nch) {
+  w->u8 = rnd() % 6 == 0;
+  w->axis = nch <= 512 && rnd() % 2 == 0;
+  w->n = w->axis ? nch : 1;
+  int zmode = (int)(rnd() % 4); /* 0: symmetric, else sometimes random */
+  for (int64_t i = 0; i < w->n; i++) {
+    w->scales[i] = rnd_range(0.002, 0.05);
+    if (w->u8)
+      w->zps[i] = zmode == 0 ? 128 : rnd_int(100, 156);
+    else
+      w->zps[i] = zmode == 0 ? 0 : rnd_int(-20, 20);
+  }
+}
+
+/* Requantization attributes (and the result's quant params). */
+static void requant_attrs(gen *g, bool *fixed_out, double sx,
+                          const wparams *w, double sy, int64_t nch,
+                          const char *rounding, bool yu8) {
+  bool tfl = !strcmp(rounding, "tflite");
+  if (rnd() % 3 == 0) { /* a fused relu/clip: act_min <= act_max */
+    int64_t qmin = yu8 ? 0 : -128, qmax = yu8 ? 255 : 127;
+    int64_t lo = rnd_int(qmin, (qmin + qmax) / 2), hi = rnd_int(lo, qmax);
+    emit(g, "act_min = %lld, act_max = %lld, ", (long long)lo, (long long)hi);
+  }
+  bool fixed = tfl || rnd() % 2;
+  *fixed_out = fixed;
+  emit(g, "rounding = \"%s\"", rounding);
+  if (!fixed)
+    return;
+  bool per = w->axis && rnd() % 3 != 0;
+  int64_t n = per ? nch : 1;
+  bool random_ms = rnd() % 5 == 0;
+  int32_t *m = malloc((size_t)n * sizeof *m);
+  int *sh = malloc((size_t)n * sizeof *sh);
+  for (int64_t c = 0; c < n; c++) {
+    if (random_ms) {
+      m[c] = (int32_t)rnd_int(0, INT32_MAX);
+      sh[c] = (int)rnd_int(-31, 8);
+    } else {
+      double real = sx * w->scales[per ? c : 0] / sy;
+      quill_quantize_multiplier(real, &m[c], &sh[c]);
+    }
+  }
+  emit(g, ", multiplier = [");
+  for (int64_t c = 0; c < n; c++)
+    emit(g, "%s%lld", c ? ", " : "", (long long)m[c]);
+  emit(g, "], shift = [");
+  for (int64_t c = 0; c < n; c++)
+    emit(g, "%s%d", c ? ", " : "", sh[c]);
+  emit(g, "]");
+  free(m);
+  free(sh);
+}
+
+/* ---- qconv2d ------------------------------------------------------------- */
+
+static void gen_qconv(gen *g) {
+  int64_t N = rnd_int(1, 2), G, Cg, Mg;
+  int kind = (int)(rnd() % 6);
+  if (kind <= 2) { /* plain */
+    G = 1;
+    Cg = rnd() % 3 == 0 ? rnd_int(1, 5) : 4 * rnd_int(1, 8);
+    Mg = rnd() % 3 == 0 ? rnd_int(1, 40) : 16 * rnd_int(1, 5);
+  } else if (kind <= 4) { /* depthwise */
+    G = rnd_int(1, 40);
+    Cg = 1;
+    Mg = rnd() % 4 == 0 ? 2 : 1;
+  } else { /* grouped */
+    G = rnd_int(2, 4);
+    Cg = rnd_int(1, 9);
+    Mg = rnd_int(1, 20);
+  }
+  int64_t C = G * Cg, M = G * Mg;
+  int64_t KH = rnd_int(1, 4), KW = rnd_int(1, 4);
+  if (rnd() % 3 == 0)
+    KH = KW = rnd() % 2 ? 3 : 1;
+  int64_t sh = rnd_int(1, 3), sw = rnd_int(1, 3);
+  int64_t dh = rnd() % 4 == 0 ? 2 : 1, dw = rnd() % 4 == 0 ? 2 : 1;
+  int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
+          pr = rnd_int(0, 2);
+  int64_t H = rnd_int((KH - 1) * dh + 1, 14), W = rnd_int((KW - 1) * dw + 1, 14);
+  if (rnd() % 5 == 0)
+    H = W = 1 + ((KH - 1) * dh > (KW - 1) * dw ? (KH - 1) * dh : (KW - 1) * dw);
+  int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
+  int64_t OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  bool xu8 = rnd() % 2;
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sx = rnd_range(0.005, 0.05);
+  wparams *w = malloc(sizeof *w);
+  random_wparams(w, M);
+  bool wconst = rnd() % 5 != 0;
+  int bias_mode = (int)(rnd() % 4); /* 0 none, 1 runtime, 2-3 constant */
+  bool raw = rnd() % 8 == 0;
+  bool yu8 = rnd() % 2;
+  const char *rounding = roundings[rnd() % 4];
+  double K = (double)(Cg * KH * KW);
+  double sy = sx * w->scales[0] * sqrt(K) * 60.0 * rnd_range(0.2, 3.0) / 127;
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  /* signature */
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx%lldx", (long long)N,
+       (long long)C, (long long)H, (long long)W);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">");
+  if (!wconst) {
+    emit(g, ", %%w: tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+         (long long)KH, (long long)KW);
+    wtype(g, w, 0);
+    emit(g, ">");
+  }
+  if (bias_mode == 1)
+    emit(g, ", %%b: tensor<%lldxi32>", (long long)M);
+  emit(g, ") -> tensor<%lldx%lldx%lldx%lldx", (long long)N, (long long)M,
+       (long long)OH, (long long)OW);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  if (wconst) {
+    size_t nw = (size_t)(M * Cg * KH * KW);
+    uint8_t *d = malloc(nw);
+    for (size_t i = 0; i < nw; i++)
+      d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-127, 127));
+    emit(g, "  %%w = constant {value = dense<");
+    hex_bytes(g, d, nw);
+    emit(g, "> : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+         (long long)KH, (long long)KW);
+    wtype(g, w, 0);
+    emit(g, ">} : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+         (long long)KH, (long long)KW);
+    wtype(g, w, 0);
+    emit(g, ">\n");
+    free(d);
+  }
+  if (bias_mode >= 2) {
+    int32_t *b = malloc((size_t)M * 4);
+    for (int64_t i = 0; i < M; i++)
+      b[i] = (int32_t)rnd_int(-20000, 20000);
+    emit(g, "  %%b = constant {value = dense<");
+    hex_bytes(g, (const uint8_t *)b, (size_t)M * 4);
+    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)M,
+         (long long)M);
+    free(b);
+  }
+  emit(g, "  %%y = qconv2d %%x, %%w%s {group = %lld, strides = [%lld, %lld], "
+          "dilations = [%lld, %lld], pads = [%lld, %lld, %lld, %lld]",
+       bias_mode ? ", %b" : "", (long long)G, (long long)sh, (long long)sw,
+       (long long)dh, (long long)dw, (long long)pt, (long long)pl,
+       (long long)pb, (long long)pr);
+  if (!raw) {
+    bool fixed;
+    emit(g, ", ");
+    requant_attrs(g, &fixed, sx, w, sy, M, rounding, yu8);
+  }
+  emit(g, "} : tensor<%lldx%lldx%lldx%lldx", (long long)N, (long long)M,
+       (long long)OH, (long long)OW);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+  free(w);
+}
+
+/* ---- qmatmul ------------------------------------------------------------- */
+
+static void gen_qmatmul(gen *g) {
+  int64_t B = rnd() % 3 == 0 ? rnd_int(2, 3) : 0; /* batch of A */
+  int64_t M = rnd_int(1, 9), K = rnd() % 2 ? 4 * rnd_int(1, 24) : rnd_int(1, 70);
+  int64_t N = rnd() % 2 ? 16 * rnd_int(1, 4) : rnd_int(1, 50);
+  bool bbatch = B && rnd() % 3 == 0;
+  bool xu8 = rnd() % 2;
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sx = rnd_range(0.005, 0.05);
+  wparams *w = malloc(sizeof *w);
+  random_wparams(w, N);
+  bool wconst = rnd() % 5 != 0;
+  int bias_mode = (int)(rnd() % 4);
+  bool raw = rnd() % 8 == 0;
+  bool yu8 = rnd() % 2;
+  const char *rounding = roundings[rnd() % 4];
+  double sy = sx * w->scales[0] * sqrt((double)K) * 60.0 * rnd_range(0.2, 3.0) /
+              127;
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  char ash[64], bsh[64], ysh[64];
+  if (B)
+    snprintf(ash, sizeof ash, "%lldx%lldx%lld", (long long)B, (long long)M,
+             (long long)K);
+  else
+    snprintf(ash, sizeof ash, "%lldx%lld", (long long)M, (long long)K);
+  if (bbatch)
+    snprintf(bsh, sizeof bsh, "%lldx%lldx%lld", (long long)B, (long long)K,
+             (long long)N);
+  else
+    snprintf(bsh, sizeof bsh, "%lldx%lld", (long long)K, (long long)N);
+  if (B)
+    snprintf(ysh, sizeof ysh, "%lldx%lldx%lld", (long long)B, (long long)M,
+             (long long)N);
+  else
+    snprintf(ysh, sizeof ysh, "%lldx%lld", (long long)M, (long long)N);
+  int baxis = bbatch ? 2 : 1;
+  emit(g, "func @f(%%a: tensor<%sx", ash);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">");
+  if (!wconst) {
+    emit(g, ", %%b: tensor<%sx", bsh);
+    wtype(g, w, baxis);
+    emit(g, ">");
+  }
+  if (bias_mode == 1)
+    emit(g, ", %%c: tensor<%lldxi32>", (long long)N);
+  emit(g, ") -> tensor<%sx", ysh);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  if (wconst) {
+    size_t nb = (size_t)((bbatch ? B : 1) * K * N);
+    uint8_t *d = malloc(nb);
+    for (size_t i = 0; i < nb; i++)
+      d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-127, 127));
+    emit(g, "  %%b = constant {value = dense<");
+    hex_bytes(g, d, nb);
+    emit(g, "> : tensor<%sx", bsh);
+    wtype(g, w, baxis);
+    emit(g, ">} : tensor<%sx", bsh);
+    wtype(g, w, baxis);
+    emit(g, ">\n");
+    free(d);
+  }
+  if (bias_mode >= 2) {
+    int32_t *b = malloc((size_t)N * 4);
+    for (int64_t i = 0; i < N; i++)
+      b[i] = (int32_t)rnd_int(-20000, 20000);
+    emit(g, "  %%c = constant {value = dense<");
+    hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
+    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+         (long long)N);
+    free(b);
+  }
+  emit(g, "  %%y = qmatmul %%a, %%b%s {", bias_mode ? ", %c" : "");
+  if (!raw) {
+    bool fixed;
+    requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
+  }
+  emit(g, "} : tensor<%sx", ysh);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+  free(w);
+}
+
+int main(void) {
+  const char *e = getenv("QUILL_LLVM_RANDOM_CASES");
+  int ncases = e ? atoi(e) : 60;
+  e = getenv("QUILL_LLVM_RANDOM_SEED");
+  rng_state ^= e ? (uint64_t)strtoull(e, NULL, 10) * 0x9E3779B97F4A7C15ull : 0;
+  if (!rng_state)
+    rng_state = 1;
+  quill_llvm_isa isas[QUILL_LLVM_ISA_COUNT];
+  unsigned nisa = host_isas(isas);
+  printf("test_llvm_qrandom: %d cases per op on", ncases);
+  for (unsigned k = 0; k < nisa; k++)
+    printf(" %s", quill_llvm_isa_name(isas[k]));
+  printf("\n");
+  for (int op = 0; op < 2; op++)
+    for (int i = 0; i < ncases; i++) {
+      gen g = {NULL, 0, 0};
+      g.cap = 4096;
+      g.buf = malloc(g.cap);
+      g.buf[0] = '\0';
+      if (op == 0)
+        gen_qconv(&g);
+      else
+        gen_qmatmul(&g);
+      char name[64];
+      snprintf(name, sizeof name, "%s#%d", op ? "qmatmul" : "qconv2d", i);
+      bool bad = false;
+      for (unsigned k = 0; k < nisa; k++) {
+        llvm_case c = {name, g.buf, 0, isas[k], (i % 7 == 0) ? 2 : 1, 0,
+                       false};
+        bool ok = run_case(&c);
+        CHECK(ok);
+        bad |= !ok;
+      }
+      if (bad)
+        fprintf(stderr, "---- failing case %s:\n%s\n", name, g.buf);
+      free(g.buf);
+    }
+  printf("test_llvm_qrandom: %d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
