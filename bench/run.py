@@ -295,16 +295,43 @@ class TorchInt8:
             return median_ms(lambda: net(t), reps)
 
 
+def call_floor_ms(threads, reps):
+    """The per-call floor of the Python engines: onnxruntime running an
+    Identity of one float, PyTorch calling an empty module."""
+    import torch
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["input"], ["output"])], "id",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    so = onnxruntime.SessionOptions()
+    so.intra_op_num_threads = threads
+    s = onnxruntime.InferenceSession(m.SerializeToString(), so,
+                                     providers=["CPUExecutionProvider"])
+    feed = {"input": np.zeros(1, np.float32)}
+    ort_ms = median_ms(lambda: s.run(None, feed), reps)
+    net, t = torch.nn.Sequential(torch.nn.Identity()), torch.zeros(1)
+    with torch.inference_mode():
+        torch_ms = median_ms(lambda: net(t), reps)
+    return ort_ms, torch_ms
+
+
 def peak_macs(build):
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
     m = re.search(r"([\d.]+) GMAC/s", out)
     return float(m.group(1)) * 1e9 if m else 0.0
 
 
-def quill_kernels(build, threads, reps):
+def quill_kernels(build, threads, reps, layers):
     """ms of bench-llvm-kernels' layers (median), by layer name."""
-    out = sh([os.path.join(build, "bench-llvm-kernels"), "--threads",
-              str(threads), "--reps", str(max(reps, 30))])
+    cmd = [os.path.join(build, "bench-llvm-kernels"), "--threads",
+           str(threads), "--reps", str(max(reps, 30))]
+    if len(layers) == 1:
+        cmd += ["--filter", layers[0]]
+    elif not layers:
+        return {}
+    out = sh(cmd)
     res = {}
     for line in out.splitlines():
         m = re.match(r"(.+?)\s+\d+ms\s+([\d.]+)\s+([\d.]+)\s", line)
@@ -392,7 +419,9 @@ def main():
                 print("%-26s %d thr %-10s %s ms" % (name, t, e.name,
                                                    fmt_ms(ms)),
                       file=sys.stderr)
-    kern = {t: quill_kernels(a.build, t, a.reps) for t in threads}
+    klayers = [p[2] for p in prepared if p[2]]
+    kern = {t: quill_kernels(a.build, t, a.reps, klayers) for t in threads}
+    floor = call_floor_ms(1, a.reps)
     peak1 = peak_macs(a.build)
     peak = max(peak0, peak1)
     compile_s = None
@@ -410,6 +439,12 @@ def main():
     out.append("int8 peak of one core (vpdpbusd zmm loop, before / after "
                "the engines): %.0f / %.0f GMAC/s." % (peak0 * 1e-9,
                                                       peak1 * 1e-9))
+    out.append("")
+    out.append("Per-call floor of the Python APIs (included in their "
+               "times): onnxruntime %.1f us (an Identity of one float), "
+               "PyTorch %.1f us (an empty module). Quill's times are taken "
+               "in C around the compiled entry function." % (
+                   floor[0] * 1e3, floor[1] * 1e3))
     if compile_s is not None:
         out.append("")
         out.append("Quill AOT compile of ResNet-18 (`quill compile r18.qir "
