@@ -14,7 +14,13 @@
  *      strides, which LLVM's loop vectorizer turns into vector code when
  *      every view is contiguous (or broadcast) there;
  *   3. the outer dims (times chunks of a long inner dim) are the stage's
- *      tasks, so threads split them.
+ *      tasks, so threads split them;
+ *   4. a transposing map (an input strided along the output's inner dim
+ *      but contiguous along another, e.g. NCHW <-> NHWC at the graph's
+ *      boundary) is tiled: a task is TILE indices of that other dim times
+ *      TILE_INNER of the inner dim, so the strided input's cache lines
+ *      are reused across the tile instead of being fetched once per
+ *      element.
  */
 #include <string.h>
 
@@ -22,6 +28,26 @@
 
 #define MAXV 8 /* views per map (the output plus up to 7 inputs) */
 #define CHUNK 16384
+#define TILE 16
+#define TILE_INNER 64
+
+/* The dim (of the merged D/S, m dims) to tile a transposing map along,
+ * or -1: an input that is neither contiguous nor broadcast along the
+ * inner dim but contiguous along an outer one. */
+static int tile_dim(unsigned m, unsigned na, int64_t S[][QUILL_MAX_RANK + 1],
+                    const int64_t *D) {
+  if (m < 2 || S[0][m - 1] != 1)
+    return -1;
+  for (unsigned a = 1; a < na; a++) {
+    int64_t si = S[a][m - 1];
+    if (si == 0 || si == 1)
+      continue;
+    for (unsigned k = 0; k + 1 < m; k++)
+      if (S[a][k] == 1 && D[k] > 1)
+        return (int)k;
+  }
+  return -1;
+}
 
 cg_view cg_view_broadcast(const cg_view *v, unsigned rank,
                           const int64_t *dims) {
@@ -96,7 +122,16 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
   for (unsigned k = 0; k + 1 < m; k++)
     outer *= D[k];
   int64_t nchunks = 1, chunk = inner;
-  if (outer < 8 && inner > 2 * CHUNK) {
+  int tk = tile_dim(m, na, S, D);
+  int64_t nblk = 1;
+  if (tk >= 0) {
+    nblk = (D[tk] + TILE - 1) / TILE;
+    outer = outer / D[tk] * nblk;
+    if (inner > TILE_INNER) {
+      nchunks = (inner + TILE_INNER - 1) / TILE_INNER;
+      chunk = TILE_INNER;
+    }
+  } else if (outer < 8 && inner > 2 * CHUNK) {
     nchunks = (inner + CHUNK - 1) / CHUNK;
     chunk = CHUNK;
   }
@@ -119,17 +154,34 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
   LLVMValueRef off[MAXV];
   for (unsigned a = 0; a < na; a++)
     off[a] = cg_i64c(c, 0);
+  LLVMValueRef blk = NULL;
+  if (tk >= 0) {
+    blk = LLVMBuildURem(c->b, o, cg_i64c(c, nblk), "");
+    o = LLVMBuildUDiv(c->b, o, cg_i64c(c, nblk), "");
+  }
   for (unsigned k = m - 1; k-- > 0;) {
-    LLVMValueRef coord = o;
-    if (k > 0) {
-      coord = LLVMBuildURem(c->b, o, cg_i64c(c, D[k]), "");
-      o = LLVMBuildUDiv(c->b, o, cg_i64c(c, D[k]), "");
-    }
+    if ((int)k == tk)
+      continue;
+    LLVMValueRef coord = LLVMBuildURem(c->b, o, cg_i64c(c, D[k]), "");
+    o = LLVMBuildUDiv(c->b, o, cg_i64c(c, D[k]), "");
     for (unsigned a = 0; a < na; a++)
       if (S[a][k])
         off[a] = LLVMBuildAdd(
             c->b, off[a], LLVMBuildMul(c->b, coord, cg_i64c(c, S[a][k]), ""),
             "");
+  }
+  cg_loop lk; /* the tile (tk >= 0) */
+  if (tk >= 0) {
+    LLVMValueRef k0 = LLVMBuildMul(c->b, blk, cg_i64c(c, TILE), "");
+    LLVMValueRef k1 =
+        cg_min_s(c, LLVMBuildAdd(c->b, k0, cg_i64c(c, TILE), ""),
+                 cg_i64c(c, D[tk]));
+    cg_loop_begin(c, &lk, k0, k1, 1);
+    for (unsigned a = 0; a < na; a++)
+      if (S[a][tk])
+        off[a] = LLVMBuildAdd(
+            c->b, off[a],
+            LLVMBuildMul(c->b, lk.i, cg_i64c(c, S[a][tk]), ""), "");
   }
   cg_loop lj;
   cg_loop_begin(c, &lj, lo, hi, 1);
@@ -164,6 +216,8 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
     }
   }
   cg_loop_end(c, &lj);
+  if (tk >= 0)
+    cg_loop_end(c, &lk);
   cg_loop_end(c, &lt);
   cg_stage_end(c);
 }

@@ -99,16 +99,51 @@ cg_view cg_value_view(cg *c, const quill_value *v) {
   return cv->view;
 }
 
-/* The layout of a result of op (index r) per the lowering flags. */
-static bool result_chlast(cg *c, const quill_op *op, const quill_type *t) {
+/* True if v is returned by the graph. */
+static bool is_returned(const quill_value *v) {
+  for (quill_use *u = quill_value_first_use(v); u; u = quill_use_next(u))
+    if (quill_op_opcode(quill_use_user(u)) == QUILL_OP_RETURN)
+      return true;
+  return false;
+}
+
+/* True if v has uses and every one is operand 0 of a CG_LAY_CHLAST op. */
+static bool feeds_chlast_only(const quill_value *v) {
+  if (!quill_value_has_uses(v))
+    return false;
+  for (quill_use *u = quill_value_first_use(v); u; u = quill_use_next(u)) {
+    const quill_op *user = quill_use_user(u);
+    if (quill_use_operand_index(u) != 0 ||
+        !(cg_lowerings[quill_op_opcode(user)].flags & CG_LAY_CHLAST))
+      return false;
+  }
+  return true;
+}
+
+/* The layout of result v of op per the lowering flags. A CG_LAY_FOLLOW
+ * op keeps its first operand's layout, except that a returned result is
+ * stored in the user's (row-major) layout, written in place instead of
+ * copied at the end, and that a one-operand op (quantize, dequantize,
+ * unary) whose result only feeds channels-last ops (convs, pools) stores
+ * it channels-last: the layout change rides on the op's own pass over
+ * the data (the graph's float NCHW input quantized straight to NHWC). */
+static bool result_chlast(cg *c, const quill_op *op, const quill_value *v) {
+  const quill_type *t = quill_value_type(v);
   if (quill_type_rank(t) != 4)
     return false;
   unsigned f = cg_lowerings[quill_op_opcode(op)].flags;
   if (f & CG_LAY_CHLAST)
     return true;
   if ((f & CG_LAY_FOLLOW) && quill_op_num_operands(op) > 0) {
+    if (is_returned(v))
+      return false;
     cg_value *x = cg_val(c, quill_op_operand(op, 0));
-    return x->chlast && quill_type_rank(x->type) == 4;
+    if (quill_type_rank(x->type) != 4)
+      return false;
+    if (x->chlast)
+      return true;
+    return quill_op_num_operands(op) == 1 && quill_op_num_results(op) == 1 &&
+           feeds_chlast_only(v);
   }
   return false;
 }
@@ -244,7 +279,7 @@ quill_status cg_plan_values(cg *c) {
         cv->view.slot = -1;
         continue;
       }
-      set_layout(cv, result_chlast(c, op, cv->type));
+      set_layout(cv, result_chlast(c, op, cv->v));
       const cg_lowering *lw = &cg_lowerings[quill_op_opcode(op)];
       if (lw->view && r == 0) {
         cg_value *x = cg_val(c, quill_op_operand(op, 0));
