@@ -14,8 +14,10 @@
  * reported with GOP/s (2 ops per multiply-accumulate, from the median) and
  * the share of the peak. --peak prints the peak alone. The peak
  * is measured in the same run: a loop of 14 independent vpdpbusd zmm
- * chains (64 MACs each) on one core, times the thread count.
+ * chains (64 MACs each) on one core, times the thread count. On a CPU
+ * with AMX-INT8 the AMX peak (tdpbusd) is printed too, for reference.
  */
+#define _DEFAULT_SOURCE /* syscall(), for the AMX permission */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,66 @@ static double now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Peak u8*s8 MACs per second of one core from AMX (tdpbusd: a 16x64 u8
+ * tile times a 16x64 s8 tile into 16x16 i32, 16384 MACs), or 0 when the
+ * CPU or the kernel does not offer AMX-INT8. Quill's kernels do not use
+ * AMX (yet); the number says how much int8 throughput the machine has
+ * beyond vpdpbusd, which other engines' kernels may use. */
+static double amx_peak(void) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) ||
+      !(d & (1u << 25)))
+    return 0;
+  /* ask Linux for the tile data state (ARCH_REQ_XCOMP_PERM, XTILEDATA) */
+  if (syscall(SYS_arch_prctl, 0x1023, 18))
+    return 0;
+  unsigned char cfg[64] = {0};
+  cfg[0] = 1; /* palette 1: 8 tiles of up to 16 rows x 64 bytes */
+  for (int t = 0; t < 8; t++) {
+    cfg[16 + 2 * t] = 64; /* colsb */
+    cfg[48 + t] = 16;     /* rows */
+  }
+  static unsigned char src[16 * 64];
+  long iters = 100000;
+  double best = 0;
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm6\n\t"
+                   "tileloadd (%0,%1,1), %%tmm7" ::"r"(src),
+                   "r"(64L));
+  for (int r = 0; r < 30; r++) {
+    long n = iters;
+    double t0 = now_s();
+    __asm__ volatile("tilezero %%tmm0\n\t"
+                     "tilezero %%tmm1\n\t"
+                     "tilezero %%tmm2\n\t"
+                     "tilezero %%tmm3\n\t"
+                     "1:\n\t"
+                     "tdpbusd %%tmm7, %%tmm6, %%tmm0\n\t"
+                     "tdpbusd %%tmm7, %%tmm6, %%tmm1\n\t"
+                     "tdpbusd %%tmm7, %%tmm6, %%tmm2\n\t"
+                     "tdpbusd %%tmm7, %%tmm6, %%tmm3\n\t"
+                     "dec %0\n\t"
+                     "jnz 1b\n\t"
+                     : "+r"(n)
+                     :
+                     : "cc");
+    double t = now_s() - t0;
+    double macs = (double)iters * 4 * 16384 / t;
+    if (macs > best)
+      best = macs;
+  }
+  __asm__ volatile("tilerelease");
+  return best;
+}
+#else
+static double amx_peak(void) { return 0; }
+#endif
 
 /* Peak u8*s8 MACs per second of one core, from vpdpbusd zmm. */
 static double vnni_peak(void) {
@@ -181,6 +243,11 @@ int main(int argc, char **argv) {
   printf("VNNI peak (vpdpbusd zmm loop, %u thread%s): %.1f GMAC/s = %.1f "
          "GOP/s\n",
          threads, threads > 1 ? "s" : "", peak * 1e-9, 2 * peak * 1e-9);
+  double amx = amx_peak() * threads;
+  if (amx > 0)
+    printf("AMX peak (tdpbusd loop, %u thread%s, not used by Quill): %.1f "
+           "GMAC/s = %.1f GOP/s\n",
+           threads, threads > 1 ? "s" : "", amx * 1e-9, 2 * amx * 1e-9);
   if (peak_only)
     return 0;
   printf("%-30s %8s %9s %9s %9s %7s %s\n", "layer", "compile", "best ms",

@@ -43,8 +43,10 @@ engines; the table's "% peak" is MACs / time / (the larger peak x threads).
 Quill's kernels alone (u8 NHWC in and out, no quantize/transposes around
 them: bench-llvm-kernels) are reported for the conv layers too.
 
-Writes the markdown tables to stdout and to --md (default: none). The
-numbers drift between runs on a shared machine; compare within one run.
+Writes the markdown tables to stdout and to --md (default: none; given
+docs/benchmarks.md, only the part between its results markers is
+replaced). The numbers drift between runs on a shared machine; compare
+within one run.
 """
 import argparse
 import glob
@@ -318,9 +320,12 @@ def call_floor_ms(threads, reps):
 
 
 def peak_macs(build):
+    """(VNNI, AMX) peak u8*s8 MACs/s of one core (AMX 0 if absent)."""
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
-    m = re.search(r"([\d.]+) GMAC/s", out)
-    return float(m.group(1)) * 1e9 if m else 0.0
+    m = re.search(r"VNNI peak.*?([\d.]+) GMAC/s", out)
+    x = re.search(r"AMX peak.*?([\d.]+) GMAC/s", out)
+    return (float(m.group(1)) * 1e9 if m else 0.0,
+            float(x.group(1)) * 1e9 if x else 0.0)
 
 
 def quill_kernels(build, threads, reps, layers):
@@ -352,6 +357,22 @@ def fmt_pct(macs, ms, peak):
     return "%.0f%%" % (100.0 * macs / (ms * 1e-3) / peak)
 
 
+BEGIN = "<!-- bench/run.py results: begin -->"
+END = "<!-- bench/run.py results: end -->"
+
+
+def write_md(path, text):
+    """Write the tables to path, or between the BEGIN/END markers of an
+    existing document (docs/benchmarks.md), leaving its prose alone."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + BEGIN + "\n" + text + END + tail
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -361,7 +382,9 @@ def main():
                     help="comma-separated substrings of workload names")
     ap.add_argument("--work", default="",
                     help="directory for models (default: a temporary one)")
-    ap.add_argument("--md", default="", help="also write the tables here")
+    ap.add_argument("--md", default="",
+                    help="also write the tables here (between the results "
+                    "markers if the file has them: docs/benchmarks.md)")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: the small layers only, 3 samples")
     a = ap.parse_args()
@@ -423,7 +446,8 @@ def main():
     kern = {t: quill_kernels(a.build, t, a.reps, klayers) for t in threads}
     floor = call_floor_ms(1, a.reps)
     peak1 = peak_macs(a.build)
-    peak = max(peak0, peak1)
+    peak = max(peak0[0], peak1[0])
+    amx = max(peak0[1], peak1[1])
     compile_s = None
     for name, macs, klayer, x, d, arts in prepared:
         if name == "ResNet-18" and "quill" in arts:
@@ -437,8 +461,15 @@ def main():
                                          time.strftime("%Y-%m-%d")))
     out.append("")
     out.append("int8 peak of one core (vpdpbusd zmm loop, before / after "
-               "the engines): %.0f / %.0f GMAC/s." % (peak0 * 1e-9,
-                                                      peak1 * 1e-9))
+               "the engines): %.0f / %.0f GMAC/s." % (peak0[0] * 1e-9,
+                                                      peak1[0] * 1e-9))
+    if amx:
+        out.append("")
+        out.append("This CPU also has AMX-INT8: a tdpbusd loop sustains "
+                   "%.0f GMAC/s per core (%.1fx the vpdpbusd peak). Quill's "
+                   "kernels do not use AMX; the %% columns are of the "
+                   "vpdpbusd peak, so an engine that does use it can "
+                   "exceed 100%%." % (amx * 1e-9, amx / peak))
     out.append("")
     out.append("Per-call floor of the Python APIs (included in their "
                "times): onnxruntime %.1f us (an Identity of one float), "
@@ -479,8 +510,7 @@ def main():
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     if a.md:
-        with open(a.md, "w") as f:
-            f.write(text)
+        write_md(a.md, text)
     missing = [k for k, v in rows.items() if v is None and k[2] == "quill"]
     return 1 if missing else 0
 
