@@ -4,7 +4,7 @@
  * Memory. A module is a growable array of graph pointers. A graph struct is
  * one funnel allocation; everything under it (name, argument values, ops,
  * their operand/result/attribute arrays, value names) comes from the graph's
- * arena (graph_impl.h), so quill_graph_destroy is "free every chunk". Erased
+ * arena (ir/arena.h), so quill_graph_destroy is "free every chunk". Erased
  * ops and replaced arrays are simply abandoned in the arena until then.
  *
  * Use lists. Each operand is a quill_use embedded in its op's operand array
@@ -29,68 +29,8 @@
 
 /* ---- arena ------------------------------------------------------------- */
 
-#define ARENA_ALIGN 16
-#define ARENA_MIN_CHUNK 4096
-#define ARENA_MAX_CHUNK (1u << 20)
-#define CHUNK_HEADER                                                           \
-  ((sizeof(quill_arena_chunk) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN)
-
-static void *arena_alloc(quill_context *ctx, quill_arena *a, size_t size) {
-  if (size > SIZE_MAX / 2)
-    return NULL;
-  size = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-  if (!size)
-    size = ARENA_ALIGN;
-  quill_arena_chunk *c = a->head;
-  if (c && c->size - c->used >= size) {
-    void *p = (char *)c + c->used;
-    c->used += size;
-    return p;
-  }
-  if (!a->next_size)
-    a->next_size = ARENA_MIN_CHUNK;
-  size_t csize = CHUNK_HEADER + size;
-  bool dedicated = csize > a->next_size / 2;
-  if (!dedicated)
-    csize = a->next_size;
-  quill_arena_chunk *nc = quill_alloc(ctx, csize);
-  if (!nc)
-    return NULL;
-  nc->size = csize;
-  nc->used = CHUNK_HEADER + size;
-  if (dedicated && c) {
-    /* Keep the current chunk's free space available: link behind it. */
-    nc->next = c->next;
-    c->next = nc;
-  } else {
-    nc->next = c;
-    a->head = nc;
-    if (a->next_size < ARENA_MAX_CHUNK)
-      a->next_size *= 2;
-  }
-  return (char *)nc + CHUNK_HEADER;
-}
-
-static void arena_free(quill_context *ctx, quill_arena *a) {
-  quill_arena_chunk *c = a->head;
-  while (c) {
-    quill_arena_chunk *next = c->next;
-    quill_free(ctx, c, c->size);
-    c = next;
-  }
-  a->head = NULL;
-}
-
 void *quill_graph_alloc(quill_graph *g, size_t size) {
-  return arena_alloc(g->ctx, &g->arena, size);
-}
-
-static char *arena_strdup(quill_graph *g, const char *s) {
-  size_t n = strlen(s);
-  char *d = quill_graph_alloc(g, n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
-  return d;
+  return quill_arena_alloc(&g->arena, size);
 }
 
 /* ---- module ------------------------------------------------------------ */
@@ -104,7 +44,7 @@ quill_module *quill_module_create(quill_context *ctx) {
 
 static void graph_free(quill_graph *g) {
   quill_context *ctx = g->ctx;
-  arena_free(ctx, &g->arena);
+  quill_arena_free(&g->arena);
   quill_free(ctx, g, sizeof *g);
 }
 
@@ -154,7 +94,8 @@ quill_graph *quill_graph_create(quill_module *m, const char *name,
     return NULL;
   g->module = m;
   g->ctx = ctx;
-  g->name = arena_strdup(g, name ? name : "");
+  quill_arena_init(&g->arena, ctx);
+  g->name = quill_arena_strdup(&g->arena, name ? name : "");
   g->args = quill_graph_alloc(g, (size_t)num_args * sizeof *g->args);
   if (!g->name || !g->args ||
       quill_graph_set_result_types(g, num_results, result_types) != QUILL_OK) {
@@ -599,7 +540,7 @@ quill_status quill_value_set_name(quill_value *v, const char *name) {
     v->name = NULL;
     return QUILL_OK;
   }
-  char *copy = arena_strdup(v->graph, name);
+  char *copy = quill_arena_strdup(&v->graph->arena, name);
   if (!copy)
     return QUILL_ERR_NOMEM;
   v->name = copy;

@@ -2,7 +2,7 @@
  * graph_impl.h - private bodies of modules, graphs, ops, values and uses
  * (ir/ *.c only).
  *
- * Everything below a graph lives in the graph's arena, a singly linked list
+ * Everything below a graph lives in the graph's arena (ir/arena.h), a list
  * of chunks that only grows and is freed in one go by quill_graph_destroy:
  *
  *   arena.head -> [chunk | op | values | uses | ...] -> [older chunk] -> ..
@@ -17,19 +17,8 @@
 #ifndef QUILL_IR_GRAPH_IMPL_H
 #define QUILL_IR_GRAPH_IMPL_H
 
+#include "ir/arena.h"
 #include "ir/graph.h"
-
-typedef struct quill_arena_chunk quill_arena_chunk;
-struct quill_arena_chunk {
-  quill_arena_chunk *next; /* older chunk */
-  size_t size;             /* bytes in this allocation, header included */
-  size_t used;             /* bytes handed out, header included */
-};
-
-typedef struct quill_arena {
-  quill_arena_chunk *head;
-  size_t next_size; /* size of the next regular chunk (doubles, capped) */
-} quill_arena;
 
 struct quill_use {
   quill_op *user;

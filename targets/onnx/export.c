@@ -514,6 +514,7 @@ quill_status quill_onnx_export_buffer(quill_context *ctx, const quill_graph *g,
                        "graph '%s' has no return op", quill_graph_name(g));
   onnx_exporter ex = {0};
   ex.ctx = ctx;
+  quill_arena_init(&ex.arena, ctx);
   ex.graph = g;
   ex.opts_omit_value_info = opts && opts->omit_value_info;
   quill_status st = build_graph(&ex, want);
@@ -530,7 +531,7 @@ quill_status quill_onnx_export_buffer(quill_context *ctx, const quill_graph *g,
   ex_map_free(&ex, &ex.value_names);
   ex_map_free(&ex, &ex.qparams);
   ex_map_free(&ex, &ex.returned);
-  ex_arena_free(&ex);
+  quill_arena_free(&ex.arena);
   return st;
 }
 

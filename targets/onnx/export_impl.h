@@ -28,11 +28,11 @@
 
 #include "onnx.pb-c.h"
 
+#include "ir/arena.h"
+#include "ir/hmap.h"
 #include "targets/onnx/onnx_export.h"
 
 /* ---- arena and maps (proto.c) ---------------------------------------------- */
-
-typedef struct ex_chunk ex_chunk;
 
 /* A growable array of pointers in the arena. */
 typedef struct ex_vec {
@@ -40,16 +40,9 @@ typedef struct ex_vec {
   size_t n, cap;
 } ex_vec;
 
-/* Open-addressing map; keys are strings (ex_smap_*) or pointers
- * (ex_pmap_*), borrowed. */
-typedef struct ex_map_slot {
-  const void *key; /* NULL: empty */
-  void *val;
-} ex_map_slot;
-typedef struct ex_map {
-  ex_map_slot *slots;
-  size_t cap, count;
-} ex_map;
+/* Maps (ir/hmap.h); keys are strings (ex_smap_*) or pointers (ex_pmap_*),
+ * borrowed. */
+typedef quill_hmap ex_map;
 
 /* ---- exporter state ---------------------------------------------------------- */
 
@@ -59,7 +52,7 @@ typedef struct onnx_exporter {
   int64_t opset;
   bool opts_omit_value_info; /* quill_onnx_export_options.omit_value_info */
   bool nomem;          /* an allocation failed: the export fails */
-  ex_chunk *arena;
+  quill_arena arena;   /* every message, array and string */
   /* what becomes the GraphProto */
   ex_vec nodes, inits, inputs, outputs, value_info;
   ex_vec domains;      /* custom op domains to import (char *, version 1) */
@@ -83,7 +76,6 @@ void *ex_alloc(onnx_exporter *ex, size_t size); /* zeroed; NULL + nomem */
 char *ex_strdup(onnx_exporter *ex, const char *s);
 char *ex_printf(onnx_exporter *ex, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void ex_arena_free(onnx_exporter *ex);
 void ex_vec_push(onnx_exporter *ex, ex_vec *v, void *item);
 
 void *ex_smap_get(const ex_map *m, const char *key);

@@ -1,14 +1,15 @@
 /*
  * proto.c - building blocks of the ONNX exporter: the arena every
- * protobuf-c message lives in, small hash maps, and helpers that make
+ * protobuf-c message lives in and the name/value maps (ir/arena.h and
+ * ir/hmap.h, with out-of-memory recorded in ex->nomem), and helpers that make
  * NodeProto / AttributeProto / TensorProto / ValueInfoProto messages.
  *
  * protobuf-c's generated structs are filled in by hand (INIT macro, then
  * fields) and packed once by export.c; nothing here is ever freed one by
- * one. The arena is a list of chunks allocated through the context funnel:
+ * one. They live in the exporter's arena (ir/arena.h: chunks allocated
+ * through the context funnel):
  *
- *   ex->arena -> [chunk 64K: NodeProto, "conv1", AttributeProto, ...]
- *             -> [chunk ...]
+ *   ex->arena -> [chunk: NodeProto, "conv1", AttributeProto, ...] -> ...
  *
  * Growable arrays (ex_vec, node attribute lists) double into a new arena
  * block and leave the old one behind: at most 2x waste, no frees.
@@ -20,66 +21,26 @@
 
 #include "targets/onnx/export_impl.h"
 
-/* ---- arena -------------------------------------------------------------------- */
-
-struct ex_chunk {
-  ex_chunk *next;
-  size_t size, used;
-  _Alignas(16) unsigned char data[];
-};
-
-#define EX_CHUNK (64 * 1024)
+/* ---- arena (ir/arena.h; a failure sets nomem) ------------------------------- */
 
 void *ex_alloc(onnx_exporter *ex, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  ex_chunk *c = ex->arena;
-  if (!c || c->size - c->used < size) {
-    size_t cs = size > EX_CHUNK ? size : EX_CHUNK;
-    c = quill_alloc(ex->ctx, sizeof *c + cs);
-    if (!c) {
-      ex->nomem = true;
-      return NULL;
-    }
-    c->size = cs;
-    c->used = 0;
-    c->next = ex->arena;
-    ex->arena = c;
-  }
-  void *p = c->data + c->used;
-  c->used += size;
-  memset(p, 0, size);
+  void *p = quill_arena_alloc(&ex->arena, size);
+  ex->nomem |= !p;
   return p;
 }
 
-void ex_arena_free(onnx_exporter *ex) {
-  for (ex_chunk *c = ex->arena, *n; c; c = n) {
-    n = c->next;
-    quill_free(ex->ctx, c, sizeof *c + c->size);
-  }
-  ex->arena = NULL;
-}
-
 char *ex_strdup(onnx_exporter *ex, const char *s) {
-  size_t n = strlen(s);
-  char *p = ex_alloc(ex, n + 1);
-  if (p)
-    memcpy(p, s, n + 1);
+  char *p = quill_arena_strdup(&ex->arena, s);
+  ex->nomem |= !p;
   return p;
 }
 
 char *ex_printf(onnx_exporter *ex, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *p = quill_arena_vprintf(&ex->arena, fmt, ap);
   va_end(ap);
-  if (n < 0)
-    return NULL;
-  char *p = ex_alloc(ex, (size_t)n + 1);
-  if (p) {
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
+  ex->nomem |= !p;
   return p;
 }
 
@@ -97,80 +58,21 @@ void ex_vec_push(onnx_exporter *ex, ex_vec *v, void *item) {
   v->items[v->n++] = item;
 }
 
-/* ---- maps --------------------------------------------------------------------- */
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static uint64_t hash_ptr(const void *p) {
-  uint64_t h = (uint64_t)(uintptr_t)p;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
-static ex_map_slot *slot_of(const ex_map *m, const void *key, bool str) {
-  size_t mask = m->cap - 1;
-  size_t i = (size_t)(str ? hash_str(key) : hash_ptr(key)) & mask;
-  for (;; i = (i + 1) & mask) {
-    const void *k = m->slots[i].key;
-    if (!k || (str ? !strcmp(k, key) : k == key))
-      return &m->slots[i];
-  }
-}
-
-static void *map_get(const ex_map *m, const void *key, bool str) {
-  if (!m->cap || !key)
-    return NULL;
-  ex_map_slot *s = slot_of(m, key, str);
-  return s->key ? s->val : NULL;
-}
-
-static void map_put(onnx_exporter *ex, ex_map *m, const void *key, void *val,
-                    bool str) {
-  if ((m->count + 1) * 2 > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    ex_map_slot *ns = quill_calloc(ex->ctx, ncap, sizeof *ns);
-    if (!ns) {
-      ex->nomem = true;
-      return;
-    }
-    ex_map old = *m;
-    m->slots = ns;
-    m->cap = ncap;
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.slots[i].key)
-        *slot_of(m, old.slots[i].key, str) = old.slots[i];
-    quill_free(ex->ctx, old.slots, old.cap * sizeof *old.slots);
-  }
-  ex_map_slot *s = slot_of(m, key, str);
-  if (!s->key)
-    m->count++;
-  s->key = key;
-  s->val = val;
-}
+/* ---- maps (ir/hmap.h) -------------------------------------------------------- */
 
 void *ex_smap_get(const ex_map *m, const char *key) {
-  return map_get(m, key, true);
+  return quill_hmap_get(m, key, true);
 }
 void ex_smap_put(onnx_exporter *ex, ex_map *m, const char *key, void *val) {
-  map_put(ex, m, key, val, true);
+  ex->nomem |= !quill_hmap_put(ex->ctx, m, key, val, true);
 }
 void *ex_pmap_get(const ex_map *m, const void *key) {
-  return map_get(m, key, false);
+  return quill_hmap_get(m, key, false);
 }
 void ex_pmap_put(onnx_exporter *ex, ex_map *m, const void *key, void *val) {
-  map_put(ex, m, key, val, false);
+  ex->nomem |= !quill_hmap_put(ex->ctx, m, key, val, false);
 }
-void ex_map_free(onnx_exporter *ex, ex_map *m) {
-  quill_free(ex->ctx, m->slots, m->cap * sizeof *m->slots);
-  memset(m, 0, sizeof *m);
-}
+void ex_map_free(onnx_exporter *ex, ex_map *m) { quill_hmap_free(ex->ctx, m); }
 
 /* ---- data types --------------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /*
- * export.c - the TFLite exporter's driver: arena and maps, diagnostics,
+ * export.c - the TFLite exporter's driver: arena and maps (ir/arena.h,
+ * ir/hmap.h, with out-of-memory recorded in ex->nomem), diagnostics,
  * tensors and ops of the lowered model, effective operands (QDQ folding
  * and aliases), and the export entry points.
  *
@@ -19,132 +20,42 @@
 
 #include "targets/tflite/export_impl.h"
 
-/* ---- arena ------------------------------------------------------------------------ */
-
-struct tx_chunk {
-  tx_chunk *next;
-  size_t size, used;
-  _Alignas(16) unsigned char data[];
-};
+/* ---- arena (ir/arena.h; a failure sets nomem) ------------------------------------- */
 
 void *tx_alloc(tflite_exporter *ex, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  if (size == 0)
-    size = 16;
-  tx_chunk *c = ex->arena;
-  if (!c || c->size - c->used < size) {
-    size_t want = size > 65536 ? size : 65536;
-    c = quill_alloc(ex->ctx, sizeof *c + want);
-    if (!c) {
-      ex->nomem = true;
-      return NULL;
-    }
-    c->size = want;
-    c->used = 0;
-    c->next = ex->arena;
-    ex->arena = c;
-  }
-  void *p = c->data + c->used;
-  c->used += size;
-  memset(p, 0, size);
+  void *p = quill_arena_alloc(&ex->arena, size);
+  ex->nomem |= !p;
   return p;
 }
 
-static void arena_free(tflite_exporter *ex) {
-  for (tx_chunk *c = ex->arena, *n; c; c = n) {
-    n = c->next;
-    quill_free(ex->ctx, c, sizeof *c + c->size);
-  }
-  ex->arena = NULL;
-}
-
 char *tx_strdup(tflite_exporter *ex, const char *s) {
-  size_t n = strlen(s);
-  char *d = tx_alloc(ex, n + 1);
-  if (d)
-    memcpy(d, s, n + 1);
+  char *d = quill_arena_strdup(&ex->arena, s);
+  ex->nomem |= !d;
   return d;
 }
 
 char *tx_printf(tflite_exporter *ex, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = quill_arena_vprintf(&ex->arena, fmt, ap);
   va_end(ap);
-  if (n < 0)
-    return NULL;
-  char *s = tx_alloc(ex, (size_t)n + 1);
-  if (s) {
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
+  ex->nomem |= !s;
   return s;
 }
 
-/* ---- maps (open addressing; keys are pointers or strings) --------------------------- */
-
-static size_t hash_ptr(const void *p) {
-  uintptr_t x = (uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x;
-}
-
-static size_t hash_str(const char *s) {
-  size_t h = 1469598103934665603ULL;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
-static tx_map_slot *find(const tx_map *m, const void *key, bool str) {
-  if (!m->cap)
-    return NULL;
-  size_t i = (str ? hash_str(key) : hash_ptr(key)) & (m->cap - 1);
-  for (;; i = (i + 1) & (m->cap - 1)) {
-    tx_map_slot *s = &m->slots[i];
-    if (!s->key || (str ? !strcmp(s->key, key) : s->key == key))
-      return s;
-  }
-}
-
-static void put(tflite_exporter *ex, tx_map *m, const void *key, void *val,
-                bool str) {
-  if ((m->count + 1) * 2 > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    tx_map_slot *ns = tx_alloc(ex, ncap * sizeof *ns);
-    if (!ns)
-      return;
-    tx_map old = *m;
-    m->slots = ns;
-    m->cap = ncap;
-    m->count = 0;
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.slots[i].key)
-        put(ex, m, old.slots[i].key, old.slots[i].val, str);
-  }
-  tx_map_slot *s = find(m, key, str);
-  if (!s->key)
-    m->count++;
-  s->key = key;
-  s->val = val;
-}
+/* ---- maps (ir/hmap.h) ------------------------------------------------------------- */
 
 void *tx_map_get(const tx_map *m, const void *key) {
-  tx_map_slot *s = find(m, key, false);
-  return s && s->key ? s->val : NULL;
+  return quill_hmap_get(m, key, false);
 }
 void tx_map_put(tflite_exporter *ex, tx_map *m, const void *key, void *val) {
-  put(ex, m, key, val, false);
+  ex->nomem |= !quill_hmap_put(ex->ctx, m, key, val, false);
 }
 void *tx_smap_get(const tx_map *m, const char *key) {
-  tx_map_slot *s = find(m, key, true);
-  return s && s->key ? s->val : NULL;
+  return quill_hmap_get(m, key, true);
 }
 void tx_smap_put(tflite_exporter *ex, tx_map *m, const char *key, void *val) {
-  put(ex, m, key, val, true);
+  ex->nomem |= !quill_hmap_put(ex->ctx, m, key, val, true);
 }
 
 /* Grow an array of `esz`-byte elements to hold n + 1. */
@@ -655,7 +566,10 @@ static void exporter_free(tflite_exporter *ex) {
   quill_free(ex->ctx, ex->tensors, ex->tensors_cap * sizeof *ex->tensors);
   quill_free(ex->ctx, ex->ops, ex->ops_cap * sizeof *ex->ops);
   quill_free(ex->ctx, ex->buffers, ex->buffers_cap * sizeof *ex->buffers);
-  arena_free(ex);
+  quill_hmap_free(ex->ctx, &ex->vinfo);
+  quill_hmap_free(ex->ctx, &ex->opinfo);
+  quill_hmap_free(ex->ctx, &ex->names);
+  quill_arena_free(&ex->arena);
 }
 
 /* An op without a writer: a CUSTOM op (allow_custom_ops) or an error. */
@@ -759,6 +673,7 @@ quill_status quill_tflite_export_buffer(quill_context *ctx,
   tflite_exporter ex;
   memset(&ex, 0, sizeof ex);
   ex.ctx = ctx;
+  quill_arena_init(&ex.arena, ctx);
   ex.graph = g;
   if (opts)
     ex.opts = *opts;

@@ -29,6 +29,8 @@
 #ifndef QUILL_TARGETS_TFLITE_EXPORT_IMPL_H
 #define QUILL_TARGETS_TFLITE_EXPORT_IMPL_H
 
+#include "ir/arena.h"
+#include "ir/hmap.h"
 #include "targets/tflite/flatbuf.h"
 #include "targets/tflite/schema.h"
 #include "targets/tflite/tflite_export.h"
@@ -97,16 +99,9 @@ typedef struct tx_opinfo {
   const quill_value *eout;    /* effective result 0 (folded: q result) */
 } tx_opinfo;
 
-typedef struct tx_map_slot {
-  const void *key; /* NULL: empty */
-  void *val;
-} tx_map_slot;
-typedef struct tx_map {
-  tx_map_slot *slots;
-  size_t cap, count;
-} tx_map;
-
-typedef struct tx_chunk tx_chunk;
+/* Maps (ir/hmap.h): tx_map_* with pointer keys, tx_smap_* with string
+ * keys, both borrowed; freed with the exporter. */
+typedef quill_hmap tx_map;
 
 typedef struct tflite_exporter {
   quill_context *ctx;
@@ -114,7 +109,7 @@ typedef struct tflite_exporter {
   quill_tflite_export_options opts;
   bool nomem;
   unsigned errors;
-  tx_chunk *arena;
+  quill_arena arena; /* the lowered model, its strings and arrays */
   /* the lowered model */
   tx_tensor *tensors;
   size_t ntensors, tensors_cap;

@@ -251,12 +251,14 @@ static void mark_flat(tflite_exporter *ex) {
     for (unsigned k = 0; k < n; k++) {
       tx_vinfo *vi = tx_info(ex, set[k]);
       if (!vi)
-        return;
+        goto done;
       vi->layout = TX_FLAT;
       for (int d = 0; d < 3; d++)
         vi->chw[d] = quill_type_dim(xt, (unsigned)d + 1);
     }
   }
+done:
+  quill_hmap_free(ex->ctx, &uses);
 }
 
 quill_status tx_layout_run(tflite_exporter *ex) {
@@ -304,7 +306,7 @@ quill_status tx_layout_run(tflite_exporter *ex) {
     }
   }
   for (size_t i = 0; i < ex->vinfo.cap; i++) {
-    tx_map_slot *s = &ex->vinfo.slots[i];
+    quill_hmap_slot *s = &ex->vinfo.slots[i];
     if (!s->key)
       continue;
     tx_vinfo *vi = s->val;
