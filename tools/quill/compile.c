@@ -172,14 +172,7 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
       a->backend = v;
     } else if (quill_cli_value(&c, "--calib", &v)) {
       a->calib = v;
-    } else if (quill_cli_value(&c, "--max-samples", &v)) {
-      char *end;
-      long long n = v ? strtoll(v, &end, 10) : 0;
-      if (v && (*end || n < 1))
-        quill_cli_usage_error(&c, "--max-samples needs a positive number, got "
-                                  "'%s'",
-                              v);
-      a->max_samples = n;
+    } else if (quill_cli_max_samples(&c, &a->max_samples)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
                                 "--help')",

@@ -99,19 +99,8 @@ static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
       a->keep_float = v;
     } else if (quill_cli_value(&c, "--entry", &v)) {
       a->entry = v;
-    } else if (quill_cli_value(&c, "--max-samples", &v)) {
-      char *end = NULL;
-      a->max_samples = v ? strtoll(v, &end, 10) : 0;
-      if (v && (!*v || *end || a->max_samples < 1))
-        quill_cli_usage_error(&c, "--max-samples needs a positive integer, "
-                                  "got '%s'",
-                              v);
-    } else if (quill_cli_value(&c, "--input-shape", &v)) {
-      if (v && !strchr(v, '='))
-        quill_cli_usage_error(&c, "--input-shape needs NAME=D,.., got '%s'",
-                              v);
-      else if (v)
-        a->shapes[a->nshapes++] = v;
+    } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (quill_cli_flag(&c, "--allow-custom-ops")) {
       a->allow_custom = true;
     } else if (quill_cli_flag(&c, "--print-pipeline")) {

@@ -12,6 +12,7 @@
  *   }
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/quill/quill.h"
@@ -66,4 +67,28 @@ void quill_cli_usage_error(quill_cli *c, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   c->bad = true;
+}
+
+bool quill_cli_max_samples(quill_cli *c, long long *n) {
+  const char *v;
+  if (!quill_cli_value(c, "--max-samples", &v))
+    return false;
+  char *end = NULL;
+  *n = v ? strtoll(v, &end, 10) : 0;
+  if (v && (!*v || *end || *n < 1))
+    quill_cli_usage_error(c, "--max-samples needs a positive integer, got "
+                             "'%s'",
+                          v);
+  return true;
+}
+
+bool quill_cli_input_shape(quill_cli *c, const char **shapes, unsigned *n) {
+  const char *v;
+  if (!quill_cli_value(c, "--input-shape", &v))
+    return false;
+  if (v && !strchr(v, '='))
+    quill_cli_usage_error(c, "--input-shape needs NAME=D,.., got '%s'", v);
+  else if (v)
+    shapes[(*n)++] = v;
+  return true;
 }

@@ -52,6 +52,13 @@ bool quill_cli_value(quill_cli *c, const char *flag, const char **val);
 /* Print "PROG: error: MSG" (a usage error) to stderr and set c->bad. */
 void quill_cli_usage_error(quill_cli *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The options several subcommands share. If the current argument is the
+ * option, consume it and return true; a bad value is a usage error.
+ *   --max-samples N        *n = N (a positive integer)
+ *   --input-shape NAME=D,..  appended to shapes[*n] (the caller sizes
+ *                            shapes for argc entries) */
+bool quill_cli_max_samples(quill_cli *c, long long *n);
+bool quill_cli_input_shape(quill_cli *c, const char **shapes, unsigned *n);
 
 /* ---- models (model.c) ------------------------------------------------------- */
 

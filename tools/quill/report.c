@@ -133,19 +133,8 @@ static int parse_args(int argc, char **argv, report_args *a, bool *help) {
       a->eval = v;
     } else if (quill_cli_value(&c, "--labels", &v)) {
       a->labels = v;
-    } else if (quill_cli_value(&c, "--max-samples", &v)) {
-      char *end = NULL;
-      a->max_samples = v ? strtoll(v, &end, 10) : 0;
-      if (v && (!*v || *end || a->max_samples < 1))
-        quill_cli_usage_error(&c, "--max-samples needs a positive integer, "
-                                  "got '%s'",
-                              v);
-    } else if (quill_cli_value(&c, "--input-shape", &v)) {
-      if (v && !strchr(v, '='))
-        quill_cli_usage_error(&c, "--input-shape needs NAME=D,.., got '%s'",
-                              v);
-      else if (v)
-        a->shapes[a->nshapes++] = v;
+    } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
           &c, "unknown option '%s' (see 'quill report --help')", s);

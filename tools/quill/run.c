@@ -164,12 +164,7 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
         if (!b.name || !*b.file)
           quill_cli_usage_error(&c, "--const needs NAME=FILE, got '%s'", v);
       }
-    } else if (quill_cli_value(&c, "--input-shape", &v)) {
-      if (v && !strchr(v, '='))
-        quill_cli_usage_error(&c, "--input-shape needs NAME=D,.., got '%s'",
-                              v);
-      else if (v)
-        a->shapes[a->nshapes++] = v;
+    } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (quill_cli_value(&c, "--entry", &v)) {
       a->entry = v;
     } else if (quill_cli_flag(&c, "--print")) {
