@@ -289,14 +289,8 @@ static quill_status canonicalize_run(quill_pass_state *ps, quill_module *m) {
   quill_greedy_config cfg = {(unsigned)max_it, true, "canonicalize"};
   bool any = false;
   uint64_t total = 0;
-  for (unsigned i = 0; !st && i < quill_module_num_graphs(m); ++i) {
-    bool changed = false;
-    uint64_t n = 0;
-    st = quill_apply_patterns_greedily(quill_module_graph(m, i), set, &cfg,
-                                       &changed, &n);
-    any |= changed;
-    total += n;
-  }
+  if (!st)
+    st = quill_apply_patterns_module(m, set, &cfg, &any, &total);
   quill_pattern_set_destroy(set);
   quill_pass_stat_add(ps, "num-rewrites", total);
   if (!st && !any)

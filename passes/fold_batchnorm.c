@@ -463,9 +463,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   for (size_t i = 0; !st && i < sizeof patterns / sizeof patterns[0]; i++)
     st = quill_pattern_set_add(set, &patterns[i]);
   quill_greedy_config cfg = {10, true, "fold-batchnorm"};
-  for (unsigned i = 0; !st && i < quill_module_num_graphs(m); i++)
-    st = quill_apply_patterns_greedily(quill_module_graph(m, i), set, &cfg,
-                                       NULL, NULL);
+  if (!st)
+    st = quill_apply_patterns_module(m, set, &cfg, NULL, NULL);
   quill_pattern_set_destroy(set);
   if (stats.folded)
     quill_pass_stat_add(ps, "num-folded", stats.folded);

@@ -147,12 +147,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
     st = quill_pattern_set_add(set, &patterns[i]);
   quill_greedy_config cfg = {0, false, "fuse-activation"};
   uint64_t total = 0;
-  for (unsigned i = 0; !st && i < quill_module_num_graphs(m); i++) {
-    uint64_t n = 0;
-    st = quill_apply_patterns_greedily(quill_module_graph(m, i), set, &cfg,
-                                       NULL, &n);
-    total += n;
-  }
+  if (!st)
+    st = quill_apply_patterns_module(m, set, &cfg, NULL, &total);
   quill_pattern_set_destroy(set);
   if (st)
     return st;

@@ -315,9 +315,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
     return QUILL_ERR_NOMEM;
   quill_status st = quill_fqdq_populate(set, &f);
   quill_greedy_config cfg = {0, true, "fuse-qdq"};
-  for (unsigned i = 0; !st && i < quill_module_num_graphs(m); i++)
-    st = quill_apply_patterns_greedily(quill_module_graph(m, i), set, &cfg,
-                                       NULL, NULL);
+  if (!st)
+    st = quill_apply_patterns_module(m, set, &cfg, NULL, NULL);
   quill_pattern_set_destroy(set);
   if (st)
     return st;

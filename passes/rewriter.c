@@ -480,3 +480,26 @@ quill_status quill_apply_patterns_greedily(quill_graph *g,
     *num_rewrites = rewrites;
   return st;
 }
+
+quill_status quill_apply_patterns_module(quill_module *m,
+                                         const quill_pattern_set *patterns,
+                                         const quill_greedy_config *cfg,
+                                         bool *changed,
+                                         uint64_t *num_rewrites) {
+  quill_status st = QUILL_OK;
+  bool any = false;
+  uint64_t total = 0;
+  for (unsigned i = 0; !st && i < quill_module_num_graphs(m); i++) {
+    bool c = false;
+    uint64_t n = 0;
+    st = quill_apply_patterns_greedily(quill_module_graph(m, i), patterns, cfg,
+                                       &c, &n);
+    any |= c;
+    total += n;
+  }
+  if (changed)
+    *changed = any;
+  if (num_rewrites)
+    *num_rewrites = total;
+  return st;
+}

@@ -105,6 +105,14 @@ quill_status quill_apply_patterns_greedily(quill_graph *g,
                                            const quill_greedy_config *cfg,
                                            bool *changed,
                                            uint64_t *num_rewrites);
+/* quill_apply_patterns_greedily on every graph of m in turn, stopping at
+ * the first error. *changed (may be NULL): whether any graph changed;
+ * *num_rewrites (may be NULL): the rewrites of all graphs. */
+quill_status quill_apply_patterns_module(quill_module *m,
+                                         const quill_pattern_set *patterns,
+                                         const quill_greedy_config *cfg,
+                                         bool *changed,
+                                         uint64_t *num_rewrites);
 
 QUILL_END_DECLS
 
