@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/readfile.h"
 #include "quill/quill.h"
 #include "targets/llvm/llvm_target.h"
 
@@ -50,45 +51,19 @@ static quill_module *load_qir(quill_context *ctx, const char *text,
   return m;
 }
 
-/* Read a whole file through the context; *cap gets the allocation size.
- * NULL after a diagnostic located at the path. */
+/* Read a whole file through the context (ir/readfile.h); *cap gets the
+ * allocation size. NULL after a diagnostic located at the path. */
 static char *read_file(quill_context *ctx, const char *path, size_t *len,
                        size_t *cap) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  char *buf;
+  bool opened;
+  int err = quill_read_file(ctx, path, &buf, len, cap, &opened);
+  if (err && !opened)
     quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot open file: %s",
-                strerror(errno));
-    return NULL;
-  }
-  size_t n = 0, c = 1 << 16;
-  char *buf = quill_alloc(ctx, c);
-  while (buf) {
-    if (n == c) {
-      char *nb = quill_realloc(ctx, buf, c, c * 2);
-      if (!nb) {
-        quill_free(ctx, buf, c);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      c *= 2;
-    }
-    size_t got = fread(buf + n, 1, c - n, f);
-    n += got;
-    if (got == 0)
-      break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (!buf || err) {
+                strerror(err));
+  else if (err)
     quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot read file%s",
-                buf ? "" : ": out of memory");
-    if (buf)
-      quill_free(ctx, buf, c);
-    return NULL;
-  }
-  *len = n;
-  *cap = c;
+                err == ENOMEM ? ": out of memory" : "");
   return buf;
 }
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/readfile.h"
 #include "backends/backend_impl.h"
 
 /* ---- the cache ------------------------------------------------------------
@@ -108,44 +109,6 @@ static bool is_path(const char *s) {
   return strchr(s, '/') || (n >= 5 && strcmp(s + n - 5, ".json") == 0);
 }
 
-/* Read a whole file through the context allocator (*cap gets the block
- * size). NULL with errno set on failure. */
-static char *read_file(quill_context *ctx, const char *path, size_t *len,
-                       size_t *cap) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t n = 0, c = 4096;
-  char *buf = quill_alloc(ctx, c);
-  while (buf) {
-    if (n == c) {
-      char *nb = quill_realloc(ctx, buf, c, c * 2);
-      if (!nb) {
-        quill_free(ctx, buf, c);
-        buf = NULL;
-        errno = ENOMEM;
-        break;
-      }
-      buf = nb;
-      c *= 2;
-    }
-    size_t got = fread(buf + n, 1, c - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) {
-        quill_free(ctx, buf, c);
-        buf = NULL;
-        errno = EIO;
-      }
-      break;
-    }
-  }
-  fclose(f);
-  *len = n;
-  *cap = c;
-  return buf;
-}
-
 const quill_backend *quill_backend_get(quill_context *ctx, const char *name) {
   backend_cache *c = quill_context_get_slot(ctx, &cache_key);
   for (size_t i = 0; c && i < c->n; i++)
@@ -154,10 +117,12 @@ const quill_backend *quill_backend_get(quill_context *ctx, const char *name) {
   quill_backend *b = NULL;
   if (is_path(name)) {
     size_t len, cap;
-    char *text = read_file(ctx, name, &len, &cap);
-    if (!text) {
+    char *text;
+    bool opened;
+    int err = quill_read_file(ctx, name, &text, &len, &cap, &opened);
+    if (err) {
       quill_error(ctx, quill_loc_file(ctx, name, 0, 0),
-                  "cannot read backend config: %s", strerror(errno));
+                  "cannot read backend config: %s", strerror(err));
       return NULL;
     }
     b = quill_backend_load_json(ctx, text, len, name);

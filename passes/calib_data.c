@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ir/readfile.h"
 #include "frontends/npy/npy.h"
 #include "passes/calib_data.h"
 
@@ -508,45 +509,6 @@ quill_status quill_calib_dataset_load_dir(quill_calib_dataset *ds,
 
 /* ---- list files and paths ------------------------------------------------------------ */
 
-/* Read a whole file with the context allocator (NUL-terminated). */
-static char *read_text(quill_context *ctx, const char *path, size_t *cap) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot open file: %s",
-                strerror(errno));
-    return NULL;
-  }
-  size_t n = 0;
-  *cap = 4096;
-  char *buf = quill_alloc(ctx, *cap);
-  while (buf) {
-    if (n + 1 >= *cap) {
-      char *nb = quill_realloc(ctx, buf, *cap, *cap * 2);
-      if (!nb) {
-        quill_free(ctx, buf, *cap);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      *cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, *cap - n - 1, f);
-    n += got;
-    if (!got)
-      break;
-  }
-  bool err = ferror(f);
-  fclose(f);
-  if (buf && err) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot read file");
-    quill_free(ctx, buf, *cap);
-    return NULL;
-  }
-  if (buf)
-    buf[n] = '\0';
-  return buf;
-}
-
 /* One line of a list file: FILE (one input) or NAME=FILE for each input. */
 static quill_status list_line(quill_calib_dataset *ds, const char *list,
                               unsigned lineno, char *line, const char *base) {
@@ -597,10 +559,20 @@ static quill_status list_line(quill_calib_dataset *ds, const char *list,
 
 static quill_status load_list(quill_calib_dataset *ds, const char *list) {
   quill_context *ctx = ds->ctx;
-  size_t cap;
-  char *text = read_text(ctx, list, &cap);
-  if (!text)
+  size_t len, cap;
+  char *text;
+  bool opened;
+  int err = quill_read_file(ctx, list, &text, &len, &cap, &opened);
+  if (err == ENOMEM)
+    return QUILL_ERR_NOMEM;
+  if (err) {
+    if (opened)
+      quill_error(ctx, quill_loc_file(ctx, list, 0, 0), "cannot read file");
+    else
+      quill_error(ctx, quill_loc_file(ctx, list, 0, 0),
+                  "cannot open file: %s", strerror(err));
     return QUILL_ERR_IO;
+  }
   /* the directory of the list file: relative paths start there */
   char *base = quill_strdup(ctx, list);
   quill_status st = base ? QUILL_OK : QUILL_ERR_NOMEM;

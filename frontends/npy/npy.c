@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/readfile.h"
 #include "frontends/npy/npy.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -386,72 +387,23 @@ quill_status quill_npy_read_buffer(quill_context *ctx, const void *data,
   return QUILL_OK;
 }
 
-/* Read a whole file through the context allocator. */
-static quill_status slurp(quill_context *ctx, const char *path,
-                          unsigned char **buf, size_t *len) {
-  *buf = NULL;
-  *len = 0;
-  quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    quill_error(ctx, loc, "cannot open file: %s", strerror(errno));
-    return QUILL_ERR_IO;
-  }
-  size_t cap = 4096, n = 0;
-  unsigned char *p = quill_alloc(ctx, cap);
-  quill_status st = p ? QUILL_OK : QUILL_ERR_NOMEM;
-  while (st == QUILL_OK) {
-    if (n == cap) {
-      unsigned char *q = quill_realloc(ctx, p, cap, cap * 2);
-      if (!q) {
-        st = QUILL_ERR_NOMEM;
-        break;
-      }
-      p = q;
-      cap *= 2;
-    }
-    size_t got = fread(p + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) {
-        quill_error(ctx, loc, "read error: %s", strerror(errno));
-        st = QUILL_ERR_IO;
-      }
-      break;
-    }
-  }
-  fclose(f);
-  if (st != QUILL_OK) {
-    if (p)
-      quill_free(ctx, p, cap);
-    return st;
-  }
-  *buf = p;
-  *len = n;
-  /* shrink so that the caller can free with the exact size */
-  if (n != cap) {
-    unsigned char *q = quill_realloc(ctx, p, cap, n ? n : 1);
-    if (!q) {
-      quill_free(ctx, p, cap);
-      *buf = NULL;
-      *len = 0;
-      return QUILL_ERR_NOMEM;
-    }
-    *buf = q;
-  }
-  return QUILL_OK;
-}
-
 quill_status quill_npy_read_file(quill_context *ctx, const char *path,
                                  quill_tensor *out) {
   memset(out, 0, sizeof *out);
-  unsigned char *buf;
-  size_t len;
-  quill_status st = slurp(ctx, path, &buf, &len);
-  if (st != QUILL_OK)
-    return st;
-  st = quill_npy_read_buffer(ctx, buf, len, path, out);
-  quill_free(ctx, buf, len ? len : 1);
+  char *buf;
+  size_t len, cap;
+  bool opened;
+  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  if (err == ENOMEM)
+    return QUILL_ERR_NOMEM;
+  if (err) {
+    quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
+                opened ? "read error: %s" : "cannot open file: %s",
+                strerror(err));
+    return QUILL_ERR_IO;
+  }
+  quill_status st = quill_npy_read_buffer(ctx, buf, len, path, out);
+  quill_free(ctx, buf, cap);
   return st;
 }
 

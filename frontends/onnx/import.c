@@ -21,30 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/readfile.h"
 #include "frontends/onnx/onnx_impl.h"
-
-/* ---- protobuf-c allocator over the quill funnel ------------------------- */
-
-#define PB_HDR 16
-
-static void *pb_alloc(void *ud, size_t size) {
-  if (size > SIZE_MAX - PB_HDR)
-    return NULL;
-  unsigned char *p = quill_alloc(ud, size + PB_HDR);
-  if (!p)
-    return NULL;
-  memcpy(p, &size, sizeof size);
-  return p + PB_HDR;
-}
-
-static void pb_free(void *ud, void *ptr) {
-  if (!ptr)
-    return;
-  unsigned char *p = (unsigned char *)ptr - PB_HDR;
-  size_t size;
-  memcpy(&size, p, sizeof size);
-  quill_free(ud, p, size + PB_HDR);
-}
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -407,7 +385,7 @@ static quill_module *import_model(quill_context *ctx, const void *data,
   onnx_map_init(&im.infos, ctx);
   onnx_map_init(&im.used, ctx);
   unsigned errors = quill_diag_error_count(ctx);
-  ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
+  ProtobufCAllocator al = onnx_pb_allocator(ctx);
   Onnx__ModelProto *mp = onnx__model_proto__unpack(&al, len, data);
   quill_module *m = NULL;
   quill_status st = QUILL_OK;
@@ -455,37 +433,19 @@ quill_module *quill_onnx_import_buffer(quill_context *ctx, const void *data,
 
 quill_module *quill_onnx_import_file(quill_context *ctx, const char *path,
                                      const quill_onnx_options *opts) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  char *buf;
+  size_t len, cap;
+  bool opened;
+  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  if (err && !opened) {
     quill_error(ctx, quill_loc_named(ctx, path),
-                "cannot open ONNX model '%s': %s", path, strerror(errno));
+                "cannot open ONNX model '%s': %s", path, strerror(err));
     return NULL;
   }
-  unsigned char *buf = NULL;
-  size_t len = 0, cap = 0;
-  bool nomem = false;
-  for (;;) {
-    if (len == cap) {
-      size_t ncap = cap ? cap * 2 : 65536;
-      unsigned char *nb = quill_realloc(ctx, buf, cap, ncap);
-      if (!nb) {
-        nomem = true;
-        break;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0)
-      break;
-  }
-  bool ioerr = ferror(f);
-  fclose(f);
   quill_module *m = NULL;
-  if (nomem || ioerr) {
+  if (err) {
     quill_error(ctx, quill_loc_named(ctx, path), "cannot read ONNX model '%s'%s",
-                path, nomem ? ": out of memory" : "");
+                path, err == ENOMEM ? ": out of memory" : "");
   } else {
     /* External data lives next to the model unless told otherwise. */
     char *dir = NULL;

@@ -26,6 +26,7 @@
 #include "onnx.pb-c.h"
 
 #include "frontends/onnx/onnx.h"
+#include "ir/hmap.h"
 #include "ir/shape.h"
 
 /* Default-domain opsets. ONNX_MIN_OPSET..ONNX_MAX_OPSET are fully
@@ -45,16 +46,9 @@
 
 /* ---- name -> pointer map (keys are borrowed, live as long as the map) - */
 
-typedef struct onnx_map_slot {
-  const char *key; /* NULL: empty */
-  void *val;
-} onnx_map_slot;
-
 typedef struct onnx_map {
   quill_context *ctx;
-  onnx_map_slot *slots;
-  size_t cap; /* 0 or a power of two */
-  size_t count;
+  quill_hmap h;
 } onnx_map;
 
 void onnx_map_init(onnx_map *m, quill_context *ctx);
@@ -62,6 +56,9 @@ void onnx_map_free(onnx_map *m);
 void *onnx_map_get(const onnx_map *m, const char *key);
 /* Insert or replace; QUILL_ERR_NOMEM on allocation failure. */
 quill_status onnx_map_put(onnx_map *m, const char *key, void *val);
+
+/* protobuf-c's allocator over the context's funnel (tensor.c). */
+ProtobufCAllocator onnx_pb_allocator(quill_context *ctx);
 
 /* ---- importer state ----------------------------------------------------- */
 

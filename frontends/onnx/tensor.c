@@ -1,7 +1,8 @@
 /*
  * tensor.c - ONNX tensors and types for the importer: data type mapping,
  * TensorProto -> dense attribute (raw_data, the typed repeated fields, or
- * external data files), the --input-shape parser and the name map.
+ * external data files), the --input-shape parser, the name map and the
+ * protobuf-c allocator.
  *
  * Where a TensorProto keeps its elements:
  *
@@ -26,60 +27,52 @@
 
 #include "frontends/onnx/onnx_impl.h"
 
-/* ---- name map ------------------------------------------------------------ */
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+/* ---- name map (ir/hmap.h with string keys) ------------------------------- */
 
 void onnx_map_init(onnx_map *m, quill_context *ctx) {
   memset(m, 0, sizeof *m);
   m->ctx = ctx;
 }
 
-void onnx_map_free(onnx_map *m) {
-  quill_free(m->ctx, m->slots, m->cap * sizeof *m->slots);
-  m->slots = NULL;
-  m->cap = m->count = 0;
-}
-
-static onnx_map_slot *map_slot(const onnx_map *m, const char *key) {
-  size_t mask = m->cap - 1, i = (size_t)hash_str(key) & mask;
-  while (m->slots[i].key && strcmp(m->slots[i].key, key) != 0)
-    i = (i + 1) & mask;
-  return &m->slots[i];
-}
+void onnx_map_free(onnx_map *m) { quill_hmap_free(m->ctx, &m->h); }
 
 void *onnx_map_get(const onnx_map *m, const char *key) {
-  if (!m->cap || !key)
-    return NULL;
-  onnx_map_slot *s = map_slot(m, key);
-  return s->key ? s->val : NULL;
+  return quill_hmap_get(&m->h, key, true);
 }
 
 quill_status onnx_map_put(onnx_map *m, const char *key, void *val) {
-  if ((m->count + 1) * 2 > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    onnx_map_slot *ns = quill_calloc(m->ctx, ncap, sizeof *ns);
-    if (!ns)
-      return QUILL_ERR_NOMEM;
-    onnx_map old = *m;
-    m->slots = ns;
-    m->cap = ncap;
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.slots[i].key)
-        *map_slot(m, old.slots[i].key) = old.slots[i];
-    quill_free(m->ctx, old.slots, old.cap * sizeof *old.slots);
-  }
-  onnx_map_slot *s = map_slot(m, key);
-  if (!s->key)
-    m->count++;
-  s->key = key;
-  s->val = val;
-  return QUILL_OK;
+  return quill_hmap_put(m->ctx, &m->h, key, val, true) ? QUILL_OK
+                                                       : QUILL_ERR_NOMEM;
+}
+
+/* ---- protobuf-c allocator over the quill funnel ------------------------- */
+
+/* protobuf-c frees without a size; the funnel wants one: keep it in a
+ * header in front of the block. */
+#define PB_HDR 16
+
+static void *pb_alloc(void *ud, size_t size) {
+  if (size > SIZE_MAX - PB_HDR)
+    return NULL;
+  unsigned char *p = quill_alloc(ud, size + PB_HDR);
+  if (!p)
+    return NULL;
+  memcpy(p, &size, sizeof size);
+  return p + PB_HDR;
+}
+
+static void pb_free(void *ud, void *ptr) {
+  if (!ptr)
+    return;
+  unsigned char *p = (unsigned char *)ptr - PB_HDR;
+  size_t size;
+  memcpy(&size, p, sizeof size);
+  quill_free(ud, p, size + PB_HDR);
+}
+
+ProtobufCAllocator onnx_pb_allocator(quill_context *ctx) {
+  ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
+  return al;
 }
 
 /* ---- data types ---------------------------------------------------------- */

@@ -20,31 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/readfile.h"
 #include "frontends/onnx/onnx_impl.h"
 #include "frontends/onnx/tensor_file.h"
-
-/* ---- protobuf-c allocator over the quill funnel ------------------------- */
-
-#define PB_HDR 16
-
-static void *pb_alloc(void *ud, size_t size) {
-  if (size > SIZE_MAX - PB_HDR)
-    return NULL;
-  unsigned char *p = quill_alloc(ud, size + PB_HDR);
-  if (!p)
-    return NULL;
-  memcpy(p, &size, sizeof size);
-  return p + PB_HDR;
-}
-
-static void pb_free(void *ud, void *ptr) {
-  if (!ptr)
-    return;
-  unsigned char *p = (unsigned char *)ptr - PB_HDR;
-  size_t size;
-  memcpy(&size, p, sizeof size);
-  quill_free(ud, p, size + PB_HDR);
-}
 
 /* ---- decoding --------------------------------------------------------------- */
 
@@ -59,7 +37,7 @@ quill_status quill_onnx_tensor_read_buffer(quill_context *ctx, const void *data,
   if (!name)
     name = "<buffer>";
   quill_loc loc = quill_loc_file(ctx, name, 0, 0);
-  ProtobufCAllocator al = {pb_alloc, pb_free, ctx};
+  ProtobufCAllocator al = onnx_pb_allocator(ctx);
   Onnx__TensorProto *tp =
       onnx__tensor_proto__unpack(&al, len, (const uint8_t *)data);
   if (!tp)
@@ -104,45 +82,6 @@ quill_status quill_onnx_tensor_read_buffer(quill_context *ctx, const void *data,
 
 /* ---- files -------------------------------------------------------------------- */
 
-/* Read a whole file through the funnel: *buf gets `*len` bytes (+1 spare
- * so that an empty file still has a buffer), freed by the caller with size
- * *len + 1. */
-static quill_status read_whole_file(quill_context *ctx, const char *path,
-                                    quill_loc loc, unsigned char **buf,
-                                    size_t *len) {
-  *buf = NULL;
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    quill_error(ctx, loc, "cannot open TensorProto file: %s", strerror(errno));
-    return QUILL_ERR_IO;
-  }
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0)
-    size = ftell(f);
-  if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    quill_error(ctx, loc, "cannot read TensorProto file: not a regular file");
-    return QUILL_ERR_IO;
-  }
-  unsigned char *b = quill_alloc(ctx, (size_t)size + 1);
-  if (!b) {
-    fclose(f);
-    return QUILL_ERR_NOMEM;
-  }
-  size_t got = fread(b, 1, (size_t)size, f);
-  int err = ferror(f);
-  fclose(f);
-  if (err || got != (size_t)size) {
-    quill_free(ctx, b, (size_t)size + 1);
-    quill_error(ctx, loc, "cannot read TensorProto file: short read");
-    return QUILL_ERR_IO;
-  }
-  *buf = b;
-  *len = (size_t)size;
-  return QUILL_OK;
-}
-
 quill_status quill_onnx_tensor_read_file(quill_context *ctx, const char *path,
                                          quill_tensor *out,
                                          const char **tensor_name) {
@@ -150,11 +89,17 @@ quill_status quill_onnx_tensor_read_file(quill_context *ctx, const char *path,
   if (tensor_name)
     *tensor_name = NULL;
   quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  unsigned char *buf;
-  size_t len;
-  quill_status st = read_whole_file(ctx, path, loc, &buf, &len);
-  if (st)
-    return st;
+  char *buf;
+  size_t len, cap;
+  bool opened;
+  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  if (err == ENOMEM)
+    return QUILL_ERR_NOMEM;
+  if (err) {
+    quill_error(ctx, loc, "cannot %s TensorProto file: %s",
+                opened ? "read" : "open", strerror(err));
+    return QUILL_ERR_IO;
+  }
 
   /* External data lives next to the .pb file: "." for "x.pb", "/" for
    * "/x.pb", "a/b" for "a/b/x.pb". */
@@ -162,16 +107,16 @@ quill_status quill_onnx_tensor_read_file(quill_context *ctx, const char *path,
   size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
   char *dir = quill_alloc(ctx, dlen + 1);
   if (!dir) {
-    quill_free(ctx, buf, len + 1);
+    quill_free(ctx, buf, cap);
     return QUILL_ERR_NOMEM;
   }
   memcpy(dir, !slash ? "." : slash == path ? "/" : path, dlen);
   dir[dlen] = '\0';
 
-  st = quill_onnx_tensor_read_buffer(ctx, buf, len, path, dir, out,
-                                     tensor_name);
+  quill_status st = quill_onnx_tensor_read_buffer(ctx, buf, len, path, dir,
+                                                  out, tensor_name);
   quill_free(ctx, dir, dlen + 1);
-  quill_free(ctx, buf, len + 1);
+  quill_free(ctx, buf, cap);
   return st;
 }
 
