@@ -490,6 +490,13 @@ quill_status onnx_import_resize(onnx_importer *im, const onnx_node *n) {
     for (unsigned i = 0; i < rank; i++)
       axes[i] = i;
   }
+  bool crop = !strcmp(coord, "tf_crop_and_resize");
+  if (crop && nroi != 2 * (int64_t)rank)
+    return onnx_error(im, n, "tf_crop_and_resize needs a constant roi with %u "
+                             "values",
+                      2 * rank);
+  /* why is only written by quill_shape_resize_scales; after that every
+   * path ends in finish, which frees it */
   quill_strbuf why;
   quill_strbuf_init(&why, im->ctx);
   bool ok = true, with_scales = nsc > 0;
@@ -525,11 +532,6 @@ quill_status onnx_import_resize(onnx_importer *im, const onnx_node *n) {
   } else {
     return onnx_error(im, n, "needs constant scales or sizes");
   }
-  bool crop = !strcmp(coord, "tf_crop_and_resize");
-  if (crop && nroi != 2 * (int64_t)rank)
-    return onnx_error(im, n, "tf_crop_and_resize needs a constant roi with %u "
-                             "values",
-                      2 * rank);
   quill_named_attr attrs[9] = {
       onnx_nattr_str(im, "mode", mode),
       onnx_nattr_str(im, "coordinate_transformation_mode", coord),
