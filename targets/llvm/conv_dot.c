@@ -337,6 +337,50 @@ static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
   *yo = LLVMBuildAdd(c->b, yy, s->chbase, "");
 }
 
+/* Channel steps per trip of the innermost loop: the largest divisor of C4
+ * not above 4 (measured: 3-5% faster than 1; with 8 or more, LLVM's
+ * scheduler hoists broadcasts and spills accumulators). */
+static unsigned dot_unroll(const dot_plan *p) {
+  for (unsigned u = 4; u > 1; u--)
+    if (p->C4 % u == 0)
+      return u;
+  return 1;
+}
+
+/* One channel step kk (kg channels of every tap pixel) of the tile. */
+static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
+                      LLVMValueRef wp, LLVMValueRef kk) {
+  const dot_plan *p = s->p;
+  unsigned VL = p->VL, OCB = p->OCB;
+  LLVMTypeRef vt = s->vt;
+  int64_t pe = p->u8panel ? 1 : 2;
+  int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  LLVMValueRef w[4];
+  LLVMValueRef wk = cg_gep8(
+      c, wp, LLVMBuildMul(c->b, kk, cg_i64c(c, OCB * wvec), ""));
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef ptr = cg_gep8(c, wk, cg_i64c(c, v * wvec));
+    if (p->kind == DOT_MUL)
+      w[v] = LLVMBuildSExt(
+          c->b, cg_load(c, LLVMVectorType(c->t_i16, VL), ptr, 2), vt, "");
+    else
+      w[v] = cg_load(c, vt, ptr, 4);
+  }
+  LLVMValueRef ck = LLVMBuildMul(c->b, kk, cg_i64c(c, p->kg * pe), "");
+  for (unsigned q = 0; q < P; q++) {
+    LLVMValueRef bp = cg_gep8(c, xp[q], ck);
+    LLVMValueRef xs = p->kind == DOT_MUL
+                          ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
+                                          c->t_i32, "")
+                          : cg_load(c, c->t_i32, bp, 1);
+    LLVMValueRef xb = cg_splat(c, xs, VL);
+    for (unsigned v = 0; v < OCB; v++) {
+      LLVMValueRef ap = s->acc[q * OCB + v];
+      cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
+    }
+  }
+}
+
 /* One tile of P pixels starting at flattened pixel p0. When the tile
  * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
  * from pixel 0; otherwise each pixel's offsets are computed on entry. */
@@ -348,7 +392,6 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   unsigned VL = p->VL, OCB = p->OCB;
   LLVMTypeRef vt = s->vt;
   LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
-  int64_t pe = p->u8panel ? 1 : 2;
   int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
   bool inrow = g->OW % p->PIX == 0 && P == p->PIX;
   LLVMValueRef xo[12], yo[12];
@@ -383,31 +426,10 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
       c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, p->KWk), ""), lj.i, "");
   LLVMValueRef wp = cg_gep8(
       c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
-  cg_for(c, &lk, 0, p->C4, 1);
-  LLVMValueRef w[4];
-  LLVMValueRef wk = cg_gep8(
-      c, wp, LLVMBuildMul(c->b, lk.i, cg_i64c(c, OCB * wvec), ""));
-  for (unsigned v = 0; v < OCB; v++) {
-    LLVMValueRef ptr = cg_gep8(c, wk, cg_i64c(c, v * wvec));
-    if (p->kind == DOT_MUL)
-      w[v] = LLVMBuildSExt(
-          c->b, cg_load(c, LLVMVectorType(c->t_i16, VL), ptr, 2), vt, "");
-    else
-      w[v] = cg_load(c, vt, ptr, 4);
-  }
-  LLVMValueRef ck = LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg * pe), "");
-  for (unsigned q = 0; q < P; q++) {
-    LLVMValueRef bp = cg_gep8(c, xp[q], ck);
-    LLVMValueRef xs = p->kind == DOT_MUL
-                          ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
-                                          c->t_i32, "")
-                          : cg_load(c, c->t_i32, bp, 1);
-    LLVMValueRef xb = cg_splat(c, xs, VL);
-    for (unsigned v = 0; v < OCB; v++) {
-      LLVMValueRef ap = s->acc[q * OCB + v];
-      cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
-    }
-  }
+  unsigned U = dot_unroll(p);
+  cg_for(c, &lk, 0, p->C4, U);
+  for (unsigned u = 0; u < U; u++)
+    dot_kstep(c, s, P, xp, wp, LLVMBuildAdd(c->b, lk.i, cg_i64c(c, u), ""));
   cg_loop_end(c, &lk);
   cg_loop_end(c, &lj);
   cg_loop_end(c, &li);
