@@ -43,6 +43,8 @@ typedef struct cg_target {
   bool host;                     /* compiling for the host */
   bool x86, aarch64;
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
+  bool amx_int8, amx_tile, amx;  /* amx: both */
+  bool linux_os;                 /* the triple's OS is Linux */
   quill_llvm_isa isa;            /* the chosen path for integer kernels */
 } cg_target;
 
@@ -136,6 +138,7 @@ typedef struct cg_stage {
   bool serial;     /* never split over threads */
   double work_ns;  /* estimated single-thread time: stages too small to
                       pay for waking the pool run on the caller */
+  bool amx;        /* uses AMX tiles: not inlined, releases them on return */
 } cg_stage;
 
 struct cg {
@@ -173,6 +176,7 @@ struct cg {
   int op_index;
   unsigned nglobals;
   bool libm;           /* the code calls libm (exp, tanh, ...) */
+  bool amx;            /* some stage uses AMX: the entry asks the kernel */
   quill_status status; /* sticky failure of helpers (NOMEM) */
 };
 
@@ -209,6 +213,8 @@ void cg_stage_end(cg *c);
 /* Set the current stage's estimated single-thread time (default: half a
  * nanosecond per element of the op's results). */
 void cg_stage_work(cg *c, double ns);
+/* The current stage uses AMX tiles (conv_amx.c). */
+void cg_stage_use_amx(cg *c);
 /* Base pointer of a view inside the current stage (its element 0). */
 LLVMValueRef cg_view_base(cg *c, const cg_view *v);
 /* Pointer to slot memory in the current stage. */

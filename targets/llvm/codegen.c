@@ -297,6 +297,47 @@ static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
   return fn;
 }
 
+/* The AMX stages' permission: the first run asks Linux for the tile data
+ * state (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA), process-wide and
+ * idempotent; the flag only saves the system call on later runs). When
+ * the kernel refuses, NAME_run returns -1 and runs nothing. */
+static void ask_amx(cg *c) {
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b));
+  LLVMValueRef flag = LLVMAddGlobal(c->mod, c->t_i32, "q.amx.granted");
+  LLVMSetLinkage(flag, LLVMInternalLinkage);
+  LLVMSetInitializer(flag, cg_i32c(c, 0));
+  LLVMBasicBlockRef ask = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.ask");
+  LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.no");
+  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.yes");
+  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.go");
+  LLVMValueRef f = LLVMBuildLoad2(c->b, c->t_i32, flag, "");
+  LLVMSetOrdering(f, LLVMAtomicOrderingMonotonic);
+  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, f, cg_i32c(c, 0), ""),
+                  ask, go);
+  LLVMPositionBuilderAtEnd(c->b, ask);
+  LLVMTypeRef at[3] = {c->t_i64, c->t_i64, c->t_i64};
+  LLVMTypeRef aty = LLVMFunctionType(c->t_i64, at, 3, 0);
+  static const char cons[] = "={ax},{ax},{di},{si},~{rcx},~{r11},~{memory}";
+  LLVMValueRef sys = LLVMGetInlineAsm(aty, "syscall", 7, (char *)cons,
+                                      sizeof cons - 1, 1, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(
+      c->b, aty, sys,
+      (LLVMValueRef[]){cg_i64c(c, 158 /* SYS_arch_prctl */),
+                       cg_i64c(c, 0x1023 /* ARCH_REQ_XCOMP_PERM */),
+                       cg_i64c(c, 18 /* XFEATURE_XTILEDATA */)},
+      3, "");
+  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, r, cg_i64c(c, 0), ""),
+                  yes, no);
+  LLVMPositionBuilderAtEnd(c->b, no);
+  LLVMBuildRet(c->b, cg_i32c(c, -1));
+  LLVMPositionBuilderAtEnd(c->b, yes);
+  LLVMValueRef st = LLVMBuildStore(c->b, cg_i32c(c, 1), flag);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  LLVMBuildBr(c->b, go);
+  LLVMPositionBuilderAtEnd(c->b, go);
+}
+
 /* Stages estimated to take less than this on one thread run on the caller
  * (waking the pool costs microseconds). */
 #define PARALLEL_MIN_NS 30000.0
@@ -322,6 +363,8 @@ static void build_entry(cg *c, bool jit, LLVMValueRef pool) {
   for (unsigned k = 0; k < c->nstages; k++)
     if (c->stages[k].nparams > maxp)
       maxp = c->stages[k].nparams;
+  if (c->amx)
+    ask_amx(c);
   bool threads = c->opts.threads > 1;
   LLVMValueRef argbuf = threads
       ? LLVMBuildAlloca(c->b, LLVMArrayType2(c->t_ptr, maxp), "args")

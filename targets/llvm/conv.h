@@ -66,6 +66,15 @@ bool cg_dot_applies(cg *c, const cg_dot_args *a);
 /* Emit the panel and compute stages (pads a->rq's per-channel arrays). */
 quill_status cg_dot_emit(cg *c, const cg_dot_args *a);
 
+/* bias'[m] = bias[m] - zpu * sum(wc[m]) (modulo 2^32) as a constant i32
+ * global of M + pad elements (u8-domain kernels; zpu 0 for the others). */
+LLVMValueRef cg_dot_bias(cg *c, const cg_dot_args *a, int64_t zpu,
+                         int64_t pad);
+
+/* conv_amx.c: the AMX tile kernel (the amx path; see there). */
+bool cg_amx_applies(cg *c, const cg_dot_args *a);
+quill_status cg_amx_emit(cg *c, const cg_dot_args *a);
+
 /* panel.c: the kernels' input panel (see there). */
 typedef struct cg_panel {
   bool u8;                  /* u8 domain, else i16 x - zp_x */

@@ -109,6 +109,7 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
     return false;
   bool s8w = weights_fit(a, -128, 127);
   switch (t->isa) {
+  case QUILL_LLVM_ISA_AMX:
   case QUILL_LLVM_ISA_AVX512_VNNI:
   case QUILL_LLVM_ISA_AVX_VNNI:
     if (s8w) {
@@ -132,6 +133,7 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   if (!weights_fit(a, -32768, 32767))
     return false;
   bool zmm = t->isa == QUILL_LLVM_ISA_AVX512_VNNI ||
+             t->isa == QUILL_LLVM_ISA_AMX ||
              (p->kind == DOT_MUL && t->avx512f && t->avx512bw);
   p->VL = zmm ? 16 : (t->x86 && (t->avx2 || p->kind != DOT_MUL)) ? 8 : 4;
   p->nreg = zmm || t->aarch64 ? 32 : 16;
@@ -245,10 +247,10 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
   return gl;
 }
 
-/* bias'[m] = bias[m] - zpu * sum(wc[m]) (u8 kinds), padded by a tile. */
-static LLVMValueRef pack_bias(cg *c, const cg_dot_args *a, const dot_plan *p) {
+LLVMValueRef cg_dot_bias(cg *c, const cg_dot_args *a, int64_t zpu,
+                         int64_t pad) {
   const cg_conv_geom *g = &a->g;
-  size_t n = (size_t)(g->M + p->TW);
+  size_t n = (size_t)(g->M + pad);
   uint32_t *b = quill_calloc(c->ctx, n, sizeof *b);
   if (!b) {
     c->status = QUILL_ERR_NOMEM;
@@ -259,8 +261,7 @@ static LLVMValueRef pack_bias(cg *c, const cg_dot_args *a, const dot_plan *p) {
     uint32_t s = 0;
     for (int64_t k = 0; k < K; k++)
       s += (uint32_t)a->wc[m * K + k];
-    b[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) -
-           (p->u8panel ? (uint32_t)p->pn.zpu * s : 0u);
+    b[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) - (uint32_t)zpu * s;
   }
   LLVMValueRef gl = cg_const_global(c, "biasp", b, n * sizeof *b);
   quill_free(c->ctx, b, n * sizeof *b);
@@ -552,6 +553,8 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   dot_plan p;
   if (!plan_kind(c, a, &p))
     return QUILL_ERR_INTERNAL;
+  if (p.kind == DOT_VNNI && cg_amx_applies(c, a))
+    return cg_amx_emit(c, a);
   const cg_conv_geom *g = &a->g;
   /* row windows read up to kg - 1 elements past a row: never in place */
   cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, p.u8panel, p.Cgp,
@@ -564,7 +567,8 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   p.chunk = per * p.PIX;
   p.nchunks = ceil_div(p.npix, p.chunk);
   a->rq->pad = (size_t)p.TW + 16;
-  LLVMValueRef wg = pack_weights(c, a, &p), bg = pack_bias(c, a, &p);
+  LLVMValueRef wg = pack_weights(c, a, &p);
+  LLVMValueRef bg = cg_dot_bias(c, a, p.u8panel ? p.pn.zpu : 0, p.TW);
   if (c->status)
     return c->status;
   emit_compute(c, a, &p, wg, bg);

@@ -25,7 +25,8 @@
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static unsigned lanes_for(const cg_target *t) {
-  if (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || (t->avx512f && t->avx512bw))
+  if (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || t->isa == QUILL_LLVM_ISA_AMX ||
+      (t->avx512f && t->avx512bw))
     return 16;
   if (t->x86 && t->avx2)
     return 8;
@@ -90,12 +91,12 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
    * reassociate the sums and keep vpmaddwd + vpaddd pairs). */
   const cg_target *tg = c->tgt;
   const char *dpw = NULL;
-  if (tg->x86 && VL == 16 && tg->avx512vnni &&
-      tg->isa == QUILL_LLVM_ISA_AVX512_VNNI)
+  bool zvnni = tg->isa == QUILL_LLVM_ISA_AVX512_VNNI ||
+               tg->isa == QUILL_LLVM_ISA_AMX;
+  if (tg->x86 && VL == 16 && tg->avx512vnni && zvnni)
     dpw = "llvm.x86.avx512.vpdpwssd.512";
   else if (tg->x86 && VL == 8 &&
-           (tg->isa == QUILL_LLVM_ISA_AVX_VNNI ||
-            tg->isa == QUILL_LLVM_ISA_AVX512_VNNI))
+           (tg->isa == QUILL_LLVM_ISA_AVX_VNNI || zvnni))
     dpw = "llvm.x86.avx512.vpdpwssd.256";
   unsigned R = (unsigned)(g->OW % PIX);
   int64_t nblk = Cp / VL;

@@ -328,7 +328,12 @@ quill_status cg_header_text(cg *c, quill_llvm_compiled *r) {
     describe(&sb, guard, "out", i, quill_op_operand(ret, i), ident);
     quill_strbuf_putc(&sb, '\n');
   }
-  quill_strbuf_printf(&sb, "/* Run the model: returns 0. */\nint %s_run(",
+  quill_strbuf_printf(&sb,
+                      c->amx ? "/* Run the model: returns 0, or -1 when Linux "
+                               "refuses the AMX tile state\n   (arch_prctl "
+                               "ARCH_REQ_XCOMP_PERM; asked on the first run). "
+                               "*/\nint %s_run("
+                             : "/* Run the model: returns 0. */\nint %s_run(",
                       name);
   for (unsigned i = 0; i < n_in; i++) {
     io_ident(quill_graph_arg(g, i), "in", i, ident, sizeof ident);

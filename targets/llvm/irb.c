@@ -120,7 +120,21 @@ void cg_stage_work(cg *c, double ns) {
     c->st->work_ns = ns;
 }
 
+void cg_stage_use_amx(cg *c) {
+  if (!c->st)
+    return;
+  c->st->amx = true;
+  c->amx = true;
+  if (!c->opts.noinline)
+    LLVMAddAttributeAtIndex(
+      c->st->fn, LLVMAttributeFunctionIndex,
+      LLVMCreateEnumAttribute(
+          c->lc, LLVMGetEnumAttributeKindForName("noinline", 8), 0));
+}
+
 void cg_stage_end(cg *c) {
+  if (c->st->amx) /* LLVM's tile passes load the configuration on entry */
+    cg_intrinsic(c, "llvm.x86.tilerelease", NULL, 0, NULL, 0);
   LLVMBuildRetVoid(c->b);
   LLVMBasicBlockRef body = LLVMGetNextBasicBlock(c->entry_bb);
   LLVMPositionBuilderAtEnd(c->eb, c->entry_bb);

@@ -13,17 +13,25 @@
  * choice reads a table of x86 CPU classes below and then applies the
  * explicit +/- features on top (a host compile gets the complete host list
  * from LLVMGetHostCPUFeatures, so the table only matters for cross
- * compiles with -mcpu). Path preference: avx512-vnni > avx-vnni > avx2 >
- * portable. A forced --isa the features lack is an error.
+ * compiles with -mcpu). Path preference: amx > avx512-vnni > avx-vnni >
+ * avx2 > portable. A forced --isa the features lack is an error. The amx
+ * path also needs Linux (the code asks it for the tile state); compiling
+ * for the host, it is chosen only when the running kernel offers that
+ * state (arch_prctl ARCH_GET_XCOMP_SUPP).
  */
+#define _DEFAULT_SOURCE /* syscall() */
 #include <string.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <llvm-c/Target.h>
 
 #include "targets/llvm/cg.h"
 
 static const char *const isa_names[QUILL_LLVM_ISA_COUNT] = {
-    "auto", "portable", "avx2", "avx-vnni", "avx512-vnni"};
+    "auto", "portable", "avx2", "avx-vnni", "avx512-vnni", "amx"};
 
 const char *quill_llvm_isa_name(quill_llvm_isa isa) {
   return isa < QUILL_LLVM_ISA_COUNT ? isa_names[isa] : "?";
@@ -115,6 +123,11 @@ static int x86_class(const char *cpu) {
   return in_list(x86_base_cpus, cpu) ? X_BASE : -1;
 }
 
+/* CPUs LLVM 19 gives AMX-INT8 and AMX-TILE. */
+static const char *const amx_cpus =
+    " sapphirerapids emeraldrapids graniterapids graniterapids-d"
+    " graniterapids_d diamondrapids ";
+
 static void set_class(cg_target *t, int cls) {
   t->avx2 = cls != X_BASE;
   t->avx512f = t->avx512bw = t->avx512vl =
@@ -154,6 +167,10 @@ static void apply_features(cg_target *t, const char *fs) {
         t->avx512vnni = on;
       } else if (!strcmp(f, "avxvnni")) {
         t->avxvnni = on;
+      } else if (!strcmp(f, "amx-int8")) {
+        t->amx_int8 = on;
+      } else if (!strcmp(f, "amx-tile")) {
+        t->amx_tile = on;
       } else if (!on && (!strcmp(f, "avx") || !strcmp(f, "sse2"))) {
         t->avx2 = t->avx512f = t->avx512bw = t->avx512vl = t->avx512vnni =
             t->avxvnni = false;
@@ -164,8 +181,22 @@ static void apply_features(cg_target *t, const char *fs) {
   /* Implied by the instructions the kernels use. */
   if (!t->avx512f)
     t->avx512bw = t->avx512vl = t->avx512vnni = false;
+  t->amx = t->amx_int8 && t->amx_tile;
   if (!t->avx2)
     t->avxvnni = false;
+}
+
+/* Does the running kernel offer the AMX tile data state (XTILEDATA,
+ * state component 18)? */
+static bool host_amx_state(void) {
+#if defined(__linux__) && defined(__x86_64__)
+  unsigned long supported = 0;
+  return syscall(SYS_arch_prctl, 0x1021 /* ARCH_GET_XCOMP_SUPP */,
+                 &supported) == 0 &&
+         (supported & (1ul << 18));
+#else
+  return false;
+#endif
 }
 
 void cg_target_free(quill_context *ctx, cg_target *t) {
@@ -184,6 +215,7 @@ static void init_llvm_targets(void) {
   LLVMInitializeAllTargets();
   LLVMInitializeAllTargetMCs();
   LLVMInitializeAllAsmPrinters();
+  LLVMInitializeAllAsmParsers(); /* inline asm (the AMX permission call) */
 }
 
 quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
@@ -246,6 +278,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
       return QUILL_ERR_INVALID;
     }
     set_class(t, cls < 0 ? X_BASE : cls);
+    t->amx_int8 = t->amx_tile = in_list(amx_cpus, t->cpu);
     apply_features(t, t->features);
   } else if (t->aarch64 && !host_cpu && !in_list(aarch64_cpus, t->cpu)) {
     quill_error(ctx, nowhere, "unsupported CPU '%s' for target '%s'", t->cpu,
@@ -261,6 +294,10 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
       [QUILL_LLVM_ISA_AVX512_VNNI] = t->x86 && t->avx512f && t->avx512bw &&
                                      t->avx512vnni,
   };
+  t->linux_os = strstr(t->triple, "-linux") != NULL;
+  can[QUILL_LLVM_ISA_AMX] = can[QUILL_LLVM_ISA_AVX512_VNNI] && t->amx &&
+                            t->linux_os && !strncmp(t->triple, "x86_64", 6) &&
+                            (!t->host || host_amx_state());
   if (o->isa != QUILL_LLVM_ISA_AUTO) {
     if (o->isa >= QUILL_LLVM_ISA_COUNT || !can[o->isa]) {
       quill_error(ctx, nowhere, "instruction path '%s' is not available on "
@@ -272,7 +309,8 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     }
     t->isa = o->isa;
   } else {
-    t->isa = can[QUILL_LLVM_ISA_AVX512_VNNI] ? QUILL_LLVM_ISA_AVX512_VNNI
+    t->isa = can[QUILL_LLVM_ISA_AMX]           ? QUILL_LLVM_ISA_AMX
+             : can[QUILL_LLVM_ISA_AVX512_VNNI] ? QUILL_LLVM_ISA_AVX512_VNNI
              : can[QUILL_LLVM_ISA_AVX_VNNI]  ? QUILL_LLVM_ISA_AVX_VNNI
              : can[QUILL_LLVM_ISA_AVX2]      ? QUILL_LLVM_ISA_AVX2
                                              : QUILL_LLVM_ISA_PORTABLE;

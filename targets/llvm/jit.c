@@ -225,9 +225,14 @@ quill_status quill_llvm_jit_run_into(quill_llvm_jit *j,
     ptrs[n_in + i] = outputs[i].data;
   uintptr_t s = (uintptr_t)j->scratch_raw;
   ptrs[np - 1] = (void *)((s + 63) & ~(uintptr_t)63);
-  j->run_argv(ptrs);
+  int rc = j->run_argv(ptrs);
   if (ptrs != stack)
     quill_free(ctx, ptrs, np * sizeof *ptrs);
+  if (rc)
+    return quill_error(ctx, quill_loc_unknown(),
+                       "llvm jit: the compiled model returned %d (the amx "
+                       "path: Linux refused the AMX tile state)",
+                       rc);
   return QUILL_OK;
 }
 

@@ -43,6 +43,8 @@ typedef enum quill_llvm_isa {
   QUILL_LLVM_ISA_AVX2,        /* vpmaddubsw / vpmaddwd, 256-bit */
   QUILL_LLVM_ISA_AVX_VNNI,    /* vpdpbusd ymm (VEX) */
   QUILL_LLVM_ISA_AVX512_VNNI, /* vpdpbusd zmm */
+  QUILL_LLVM_ISA_AMX,         /* avx512-vnni, convs and matmuls on AMX tiles
+                                 (tdpbusd; x86-64 Linux) */
   QUILL_LLVM_ISA_COUNT
 } quill_llvm_isa;
 

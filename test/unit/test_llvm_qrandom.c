@@ -18,7 +18,7 @@
  * scale, fused activation clamps (act_min/act_max), output scales spread
  * so that results both fit and saturate. Each
  * graph runs on every instruction path this machine can execute (portable,
- * avx2, avx-vnni, avx512-vnni) and every output byte must equal the
+ * avx2, avx-vnni, avx512-vnni, amx) and every output byte must equal the
  * reference's. QUILL_LLVM_RANDOM_CASES scales the number of graphs,
  * QUILL_LLVM_RANDOM_SEED changes the seed; a failing case prints its .qir.
  */
@@ -147,8 +147,12 @@ static void requant_attrs(gen *g, bool *fixed_out, double sx,
 
 static void gen_qconv(gen *g) {
   int64_t N = rnd_int(1, 2), G, Cg, Mg;
-  int kind = (int)(rnd() % 6);
-  if (kind <= 2) { /* plain */
+  int kind = (int)(rnd() % 7);
+  if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
+    G = 1;
+    Cg = rnd() % 2 ? 16 * rnd_int(1, 6) : 12 * rnd_int(2, 8);
+    Mg = rnd() % 2 ? 16 * rnd_int(1, 3) : rnd_int(8, 40);
+  } else if (kind <= 2) { /* plain */
     G = 1;
     Cg = rnd() % 3 == 0 ? rnd_int(1, 5) : 4 * rnd_int(1, 8);
     Mg = rnd() % 3 == 0 ? rnd_int(1, 40) : 16 * rnd_int(1, 5);
@@ -169,8 +173,9 @@ static void gen_qconv(gen *g) {
   int64_t dh = rnd() % 4 == 0 ? 2 : 1, dw = rnd() % 4 == 0 ? 2 : 1;
   int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
           pr = rnd_int(0, 2);
-  int64_t H = rnd_int((KH - 1) * dh + 1, 14), W = rnd_int((KW - 1) * dw + 1, 14);
-  if (rnd() % 5 == 0)
+  int64_t hw = kind == 6 ? 36 : 14;
+  int64_t H = rnd_int((KH - 1) * dh + 1, hw), W = rnd_int((KW - 1) * dw + 1, hw);
+  if (kind != 6 && rnd() % 5 == 0)
     H = W = 1 + ((KH - 1) * dh > (KW - 1) * dw ? (KH - 1) * dh : (KW - 1) * dw);
   int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
   int64_t OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;

@@ -1,0 +1,401 @@
+/*
+ * conv_amx.c - the AMX kernel behind qconv2d and qmatmul on the `amx`
+ * instruction path (Sapphire Rapids and later): tdpbusd multiplies a tile
+ * of 16 pixels x Kc u8 inputs by a tile of Kc x 16 s8 weights into 16 x 16
+ * i32 accumulators, 16 * 16 * Kc MACs per instruction (Kc <= 64).
+ *
+ *   A tile  16 rows = 16 pixels, Kc bytes of one tap's channels each:
+ *           loaded straight from the input panel (panel.c) with the row
+ *           stride of one pixel step (sw * s_col bytes)
+ *   B tile  Kc/4 rows x 16 channels x 4 bytes (the VNNI order), pre-packed
+ *           at compile time: [G][channel block][KH*KW*nkc steps][NB][Kc/4][16][4]
+ *   C tile  16 pixels x 16 channels, i32, NA x NB of them per block (<= 4:
+ *           with NA A and NB B tiles, 8 tile registers)
+ *
+ * A block is NA * 16 consecutive "virtual pixels" times NB * 16 channels:
+ *
+ *   for s in taps * K chunks:  A[a] = load, B[b] = load, C[a][b] += A[a] B[b]
+ *   then each C tile goes to a stack buffer and the usual epilogue
+ *   (bias', requantization, store, masked for a partial channel block)
+ *
+ * Virtual pixels: with strides 1 the panel is read as one long row of width
+ * Wp, pixel (oh, ow) being virtual pixel oh * Wp + ow, so a tile may span
+ * output rows (the Wp - OW columns between them are computed and not
+ * stored); with a larger stride each output row is its own virtual row.
+ * The last block of a virtual row starts at count - NA * 16 (overlapping
+ * the one before, whose pixels it does not store again), so no load leaves
+ * the panel and the panel can be the network's own haloed buffer.
+ *
+ * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
+ * storage), centered weights, bias' = bias - zpu * sum(wc) added in the
+ * epilogue (modulo 2^32), the same requantization code.
+ *
+ * AMX needs the kernel's permission (arch_prctl, asked once by the entry
+ * function, codegen.c) and a tile configuration, which LLVM's tile passes
+ * emit at the stage's entry (stages that use AMX are not inlined and
+ * release the tiles on return).
+ */
+#include <string.h>
+
+#include "targets/llvm/conv.h"
+
+typedef struct amx_plan {
+  int64_t Kc, nkc, nsteps; /* bytes per K chunk, chunks per tap, K steps */
+  unsigned NA, NB;         /* A and B tiles per block */
+  int64_t TWB, ntiles;     /* channels per block, blocks per group */
+  bool flat;               /* stride 1: one virtual row of width Wp */
+  int64_t nvrows, vcount;  /* virtual rows, pixels per virtual row */
+  int64_t PB, nblk;        /* pixels per block, blocks per virtual row */
+  int64_t chunk, nchunks;  /* pixel blocks per task */
+  cg_panel pn;
+} amx_plan;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Bytes of one tap's channels per tdpbusd: the largest multiple of 4 that
+ * divides Cg and is at most 64 (0 when Cg is not a multiple of 4). */
+static int64_t k_chunk(int64_t Cg) {
+  if (Cg % 4)
+    return 0;
+  for (int64_t k = 64; k >= 4; k -= 4)
+    if (Cg % k == 0)
+      return k;
+  return 0;
+}
+
+static bool plan(const cg_dot_args *a, amx_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  memset(p, 0, sizeof *p);
+  p->Kc = k_chunk(g->Cg);
+  /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
+  if (p->Kc < 16 || g->Mg < 8)
+    return false;
+  p->nkc = g->Cg / p->Kc;
+  p->nsteps = g->KH * g->KW * p->nkc;
+  p->flat = g->sw == 1 && g->sh == 1;
+  if (p->flat) {
+    p->nvrows = 1; /* vcount: plan_pixels, once the panel is planned */
+  } else {
+    p->nvrows = g->OH;
+    p->vcount = g->OW;
+  }
+  p->NB = g->Mg > 16 ? 2 : 1;
+  p->TWB = 16 * (int64_t)p->NB;
+  p->ntiles = ceil_div(g->Mg, p->TWB);
+  return true;
+}
+
+/* The virtual pixel count once the panel's width is known. */
+static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
+  if (p->flat)
+    p->vcount = (g->OH - 1) * p->pn.Wp + g->OW;
+  if (p->vcount < 16)
+    return false;
+  p->NA = p->vcount >= 32 ? 2 : 1;
+  p->PB = 16 * (int64_t)p->NA;
+  p->nblk = ceil_div(p->vcount, p->PB);
+  int64_t blocks = p->nvrows * p->nblk;
+  int64_t per = ceil_div(blocks, 8);
+  p->chunk = per;
+  p->nchunks = ceil_div(blocks, per);
+  return true;
+}
+
+bool cg_amx_applies(cg *c, const cg_dot_args *a) {
+  amx_plan p;
+  /* at least one full A tile of pixels (the panel is at least OW wide) */
+  return c->tgt->isa == QUILL_LLVM_ISA_AMX && plan(a, &p) &&
+         (p.flat ? a->g.OH * a->g.OW : a->g.OW) >= 16;
+}
+
+/* B tiles, in the order the kernel reads them. */
+static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
+                                 const amx_plan *p) {
+  const cg_conv_geom *g = &a->g;
+  int64_t krow = p->Kc / 4;
+  size_t n = (size_t)(g->G * p->ntiles * p->nsteps * p->NB * krow * 64);
+  unsigned char *buf = quill_calloc(c->ctx, n, 1);
+  if (!buf) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  int64_t K = g->Cg * g->KH * g->KW;
+  size_t e = 0;
+  for (int64_t gr = 0; gr < g->G; gr++)
+    for (int64_t t = 0; t < p->ntiles; t++)
+      for (int64_t i = 0; i < g->KH; i++)
+        for (int64_t j = 0; j < g->KW; j++)
+          for (int64_t kc = 0; kc < p->nkc; kc++)
+            for (unsigned b = 0; b < p->NB; b++)
+              for (int64_t r = 0; r < krow; r++)
+                for (int64_t col = 0; col < 16; col++)
+                  for (int64_t q = 0; q < 4; q++, e++) {
+                    int64_t mg = t * p->TWB + b * 16 + col;
+                    int64_t ci = kc * p->Kc + r * 4 + q;
+                    if (mg >= g->Mg)
+                      continue;
+                    int64_t m = gr * g->Mg + mg;
+                    buf[e] = (unsigned char)(int8_t)
+                        a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+                  }
+  LLVMValueRef gl = cg_const_global(c, "wamx", buf, n);
+  quill_free(c->ctx, buf, n);
+  return gl;
+}
+
+/* A's offset (bytes) at each K step: the tap and the channel chunk. */
+static LLVMValueRef step_offsets(cg *c, const cg_conv_geom *g,
+                                 const amx_plan *p) {
+  size_t n = (size_t)p->nsteps;
+  int64_t *off = quill_calloc(c->ctx, n, sizeof *off);
+  if (!off) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  size_t e = 0;
+  for (int64_t i = 0; i < g->KH; i++)
+    for (int64_t j = 0; j < g->KW; j++)
+      for (int64_t kc = 0; kc < p->nkc; kc++)
+        off[e++] = i * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col +
+                   kc * p->Kc;
+  LLVMValueRef gl = cg_const_global(c, "amxoff", off, n * sizeof *off);
+  quill_free(c->ctx, off, n * sizeof *off);
+  return gl;
+}
+
+static LLVMValueRef tile_load(cg *c, int64_t rows, int64_t colsb,
+                              LLVMValueRef ptr, int64_t stride) {
+  return cg_intrinsic(c, "llvm.x86.tileloadd64.internal", NULL, 0,
+                      (LLVMValueRef[]){cg_i16c(c, rows), cg_i16c(c, colsb),
+                                       ptr, cg_i64c(c, stride)},
+                      4);
+}
+
+typedef struct amx_block {
+  const cg_dot_args *a;
+  const amx_plan *p;
+  LLVMValueRef panel, wtile, offs, biasp, yb, cbuf;
+  LLVMValueRef n, chbase, valid;
+} amx_block;
+
+/* Store C tile (ai, b) of the block whose first virtual pixel is f0 in
+ * virtual row vr; rows before `from` belong to the block before. */
+static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
+                     unsigned b, LLVMValueRef vr, LLVMValueRef f0,
+                     LLVMValueRef from) {
+  const cg_dot_args *a = k->a;
+  const amx_plan *p = k->p;
+  const cg_conv_geom *g = &a->g;
+  const cg_view *y = &a->y;
+  LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
+  cg_intrinsic(c, "llvm.x86.tilestored64.internal", NULL, 0,
+               (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64), k->cbuf,
+                                cg_i64c(c, 64), ct},
+               5);
+  LLVMValueRef ch = LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * b), "");
+  LLVMValueRef left = LLVMBuildSub(c->b, k->valid, cg_i64c(c, 16 * b), "");
+  LLVMValueRef bias = cg_load(c, vt, cg_gep(c, c->t_i32, k->biasp, ch), 4);
+  bool raw = a->rq->raw;
+  LLVMTypeRef yet = cg_elem_type(c, y->elem);
+  LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, 16);
+  unsigned yal =
+      raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
+  cg_if has;
+  cg_if_begin(c, &has, LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
+  LLVMValueRef lanes[16];
+  for (unsigned l = 0; l < 16; l++)
+    lanes[l] = cg_i64c(c, l);
+  LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, 16),
+                                    cg_splat(c, left, 16), "");
+  cg_loop lr;
+  cg_for(c, &lr, 0, 16, 1);
+  LLVMValueRef f = LLVMBuildAdd(
+      c->b, f0, LLVMBuildAdd(c->b, lr.i, cg_i64c(c, 16 * ai), ""), "");
+  LLVMValueRef oh, ow, keep = LLVMBuildICmp(c->b, LLVMIntSGE, f, from, "");
+  if (p->flat) {
+    oh = LLVMBuildUDiv(c->b, f, cg_i64c(c, p->pn.Wp), "");
+    ow = LLVMBuildURem(c->b, f, cg_i64c(c, p->pn.Wp), "");
+    keep = LLVMBuildAnd(
+        c->b, keep, LLVMBuildICmp(c->b, LLVMIntSLT, ow, cg_i64c(c, g->OW), ""),
+        "");
+  } else {
+    oh = vr;
+    ow = f;
+  }
+  cg_if st;
+  cg_if_begin(c, &st, keep);
+  LLVMValueRef acc = cg_load(
+      c, vt, cg_gep8(c, k->cbuf, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 64), "")),
+      64);
+  LLVMValueRef r =
+      cg_requant_apply(c, a->rq, LLVMBuildAdd(c->b, acc, bias, ""), ch, true);
+  if (!raw)
+    r = LLVMBuildTrunc(c->b, r, yvt, "");
+  LLVMValueRef yo = LLVMBuildAdd(
+      c->b,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, k->n, cg_i64c(c, y->strides[0]), ""),
+                   LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), ""),
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""),
+                   ch, ""),
+      "");
+  LLVMValueRef yp = cg_gep(c, yet, k->yb, yo);
+  cg_if full;
+  cg_if_begin(c, &full,
+              LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, 16), ""));
+  cg_store(c, r, yp, yal);
+  cg_if_else(c, &full);
+  LLVMTypeRef ov[2] = {yvt, c->t_ptr};
+  cg_intrinsic(c, "llvm.masked.store", ov, 2,
+               (LLVMValueRef[]){r, yp, cg_i32c(c, yal), mask}, 4);
+  cg_if_end(c, &full);
+  cg_if_end(c, &st);
+  cg_loop_end(c, &lr);
+  cg_if_end(c, &has);
+}
+
+/* One block: NA x NB accumulator tiles over every K step, then stored. */
+static void block(cg *c, const amx_block *k, LLVMValueRef vr,
+                  LLVMValueRef f0, LLVMValueRef from) {
+  const cg_dot_args *a = k->a;
+  const amx_plan *p = k->p;
+  const cg_conv_geom *g = &a->g;
+  const cg_panel *pn = &p->pn;
+  unsigned NA = p->NA, NB = p->NB, nc = NA * NB;
+  int64_t krow = p->Kc / 4, bbytes = krow * 64;
+  int64_t astride = g->sw * pn->s_col;
+  /* panel offset of the block's first pixel */
+  LLVMValueRef base = LLVMBuildMul(c->b, k->n, cg_i64c(c, pn->s_n), "");
+  if (!p->flat)
+    base = LLVMBuildAdd(
+        c->b, base, LLVMBuildMul(c->b, vr, cg_i64c(c, g->sh * pn->s_row), ""),
+        "");
+  base = LLVMBuildAdd(c->b, base,
+                      LLVMBuildMul(c->b, f0, cg_i64c(c, astride), ""), "");
+  LLVMValueRef zero[4], phis[4], cur[4];
+  for (unsigned t = 0; t < nc; t++)
+    zero[t] = cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
+                           (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64)}, 2);
+  LLVMValueRef fn = c->st->fn;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.k");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.done");
+  LLVMBuildBr(c->b, head);
+  LLVMPositionBuilderAtEnd(c->b, head);
+  LLVMTypeRef amx = LLVMX86AMXTypeInContext(c->lc);
+  LLVMValueRef s = LLVMBuildPhi(c->b, c->t_i64, "s");
+  LLVMAddIncoming(s, (LLVMValueRef[]){cg_i64c(c, 0)}, &pre, 1);
+  for (unsigned t = 0; t < nc; t++) {
+    phis[t] = LLVMBuildPhi(c->b, amx, "acc");
+    LLVMAddIncoming(phis[t], &zero[t], &pre, 1);
+  }
+  LLVMBuildCondBr(c->b,
+                  LLVMBuildICmp(c->b, LLVMIntSLT, s, cg_i64c(c, p->nsteps), ""),
+                  body, done);
+  LLVMPositionBuilderAtEnd(c->b, body);
+  LLVMValueRef so = cg_load(c, c->t_i64, cg_gep(c, c->t_i64, k->offs, s), 8);
+  LLVMValueRef ap = cg_gep8(c, k->panel, LLVMBuildAdd(c->b, base, so, ""));
+  LLVMValueRef wp = cg_gep8(
+      c, k->wtile, LLVMBuildMul(c->b, s, cg_i64c(c, NB * bbytes), ""));
+  LLVMValueRef A[2], B[2];
+  for (unsigned ai = 0; ai < NA; ai++)
+    A[ai] = tile_load(c, 16, p->Kc,
+                      cg_gep8(c, ap, cg_i64c(c, 16 * ai * astride)), astride);
+  for (unsigned b = 0; b < NB; b++)
+    B[b] = tile_load(c, krow, 64, cg_gep8(c, wp, cg_i64c(c, b * bbytes)), 64);
+  for (unsigned ai = 0; ai < NA; ai++)
+    for (unsigned b = 0; b < NB; b++) {
+      unsigned t = ai * NB + b;
+      cur[t] = cg_intrinsic(
+          c, "llvm.x86.tdpbusd.internal", NULL, 0,
+          (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64), cg_i16c(c, p->Kc),
+                           phis[t], A[ai], B[b]},
+          6);
+    }
+  LLVMValueRef s1 = LLVMBuildAdd(c->b, s, cg_i64c(c, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
+  LLVMBuildBr(c->b, head);
+  LLVMAddIncoming(s, &s1, &latch, 1);
+  for (unsigned t = 0; t < nc; t++)
+    LLVMAddIncoming(phis[t], &cur[t], &latch, 1);
+  LLVMPositionBuilderAtEnd(c->b, done);
+  for (unsigned ai = 0; ai < NA; ai++)
+    for (unsigned b = 0; b < NB; b++)
+      epilogue(c, k, phis[ai * NB + b], ai, b, vr, f0, from);
+}
+
+static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
+                         LLVMValueRef wg, LLVMValueRef bg, LLVMValueRef og) {
+  const cg_conv_geom *g = &a->g;
+  int64_t ntasks = g->N * g->G * p->ntiles * p->nchunks;
+  cg_stage_begin(c, "amx", ntasks);
+  cg_stage_use_amx(c);
+  cg_stage_work(c, (double)(g->N * g->M * g->OH * g->OW) *
+                       (double)(g->Cg * g->KH * g->KW) / 700.0);
+  amx_block k;
+  memset(&k, 0, sizeof k);
+  k.a = a;
+  k.p = p;
+  k.yb = cg_view_base(c, &a->y);
+  k.biasp = bg;
+  k.offs = og;
+  k.cbuf = cg_var(c, LLVMArrayType2(c->t_i32, 256), "cbuf");
+  LLVMSetAlignment(k.cbuf, 64);
+  LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef t = lt.i;
+  LLVMValueRef chunk = LLVMBuildURem(c->b, t, cg_i64c(c, p->nchunks), "");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->nchunks), "");
+  LLVMValueRef tile = LLVMBuildURem(c->b, t, cg_i64c(c, p->ntiles), "");
+  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
+  LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "");
+  k.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "");
+  int64_t tile_bytes = p->nsteps * p->NB * (p->Kc / 4) * 64;
+  k.wtile = cg_gep8(
+      c, wg,
+      LLVMBuildMul(
+          c->b,
+          LLVMBuildAdd(c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, p->ntiles), ""),
+                       tile, ""),
+          cg_i64c(c, tile_bytes), ""));
+  LLVMValueRef tch = LLVMBuildMul(c->b, tile, cg_i64c(c, p->TWB), "");
+  k.chbase = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, g->Mg), ""),
+                          tch, "");
+  k.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "");
+  k.panel = cg_gep8(c, panel, LLVMBuildMul(c->b, gr, cg_i64c(c, p->pn.Cgp), ""));
+  LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
+  LLVMValueRef hi =
+      cg_min_s(c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""),
+               cg_i64c(c, p->nvrows * p->nblk));
+  cg_loop lb;
+  cg_loop_begin(c, &lb, lo, hi, 1);
+  LLVMValueRef vr = LLVMBuildUDiv(c->b, lb.i, cg_i64c(c, p->nblk), "");
+  LLVMValueRef from = LLVMBuildMul(
+      c->b, LLVMBuildURem(c->b, lb.i, cg_i64c(c, p->nblk), ""),
+      cg_i64c(c, p->PB), "");
+  LLVMValueRef f0 = cg_min_s(c, from, cg_i64c(c, p->vcount - p->PB));
+  block(c, &k, vr, f0, from);
+  cg_loop_end(c, &lb);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
+quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
+  amx_plan p;
+  if (!plan(a, &p))
+    return QUILL_ERR_INTERNAL;
+  const cg_conv_geom *g = &a->g;
+  cg_panel_plan(c, g, &a->x, a->xv, true, g->Cg, a->zpx, &p.pn, false);
+  if (!plan_pixels(g, &p))
+    return QUILL_ERR_INTERNAL;
+  cg_panel_emit(c, g, &a->x, &p.pn);
+  a->rq->pad = (size_t)p.TWB + 16;
+  LLVMValueRef wg = pack_weights(c, a, &p);
+  LLVMValueRef bg = cg_dot_bias(c, a, p.pn.zpu, p.TWB);
+  LLVMValueRef og = step_offsets(c, g, &p);
+  if (c->status)
+    return c->status;
+  emit_compute(c, a, &p, wg, bg, og);
+  return c->status;
+}
