@@ -328,10 +328,13 @@ def peak_macs(build):
             float(x.group(1)) * 1e9 if x else 0.0)
 
 
-def quill_kernels(build, threads, reps, layers):
-    """ms of bench-llvm-kernels' layers (median), by layer name."""
+def quill_kernels(build, threads, reps, layers, isa=None):
+    """ms of bench-llvm-kernels' layers (median), by layer name; isa forces
+    an instruction path (default: what auto picks)."""
     cmd = [os.path.join(build, "bench-llvm-kernels"), "--threads",
            str(threads), "--reps", str(max(reps, 30))]
+    if isa:
+        cmd += ["--isa", isa]
     if len(layers) == 1:
         cmd += ["--filter", layers[0]]
     elif not layers:
@@ -444,6 +447,10 @@ def main():
                       file=sys.stderr)
     klayers = [p[2] for p in prepared if p[2]]
     kern = {t: quill_kernels(a.build, t, a.reps, klayers) for t in threads}
+    # on an AMX machine auto picks the amx path; the vpdpbusd kernels are
+    # what a CPU without AMX runs, so they are timed too
+    kvnni = ({t: quill_kernels(a.build, t, a.reps, klayers, "avx512-vnni")
+              for t in threads} if peak0[1] else None)
     floor = call_floor_ms(1, a.reps)
     peak1 = peak_macs(a.build)
     peak = max(peak0[0], peak1[0])
@@ -467,9 +474,13 @@ def main():
         out.append("")
         out.append("This CPU also has AMX-INT8: a tdpbusd loop sustains "
                    "%.0f GMAC/s per core (%.1fx the vpdpbusd peak). Quill's "
-                   "kernels do not use AMX; the %% columns are of the "
-                   "vpdpbusd peak, so an engine that does use it can "
-                   "exceed 100%%." % (amx * 1e-9, amx / peak))
+                   "`auto` instruction path here is `amx` (convs and "
+                   "matmuls on AMX tiles); the %% columns are of the "
+                   "vpdpbusd peak, so AMX code exceeds 100%%. \"quill "
+                   "kernel alone\" also gives the share of the AMX peak; "
+                   "\"vnni kernel alone\" is the same conv forced onto the "
+                   "`avx512-vnni` path, what a CPU without AMX runs."
+                   % (amx * 1e-9, amx / peak))
     out.append("")
     out.append("Per-call floor of the Python APIs (included in their "
                "times): onnxruntime %.1f us (an Identity of one float), "
@@ -488,10 +499,11 @@ def main():
                    "core%s)" % (t, "s" if t > 1 else "", t,
                                 "s" if t > 1 else ""))
         out.append("")
+        vcol = " vnni kernel alone |" if kvnni else ""
         out.append("| workload | GMAC | " + " | ".join(names) +
-                   " | quill kernel alone | quill vs ort-int8 |")
+                   " | quill kernel alone |" + vcol + " quill vs ort-int8 |")
         out.append("| --- | ---: | " + " | ".join("---:" for _ in names) +
-                   " | ---: | ---: |")
+                   " | ---: |" + (" ---: |" if kvnni else "") + " ---: |")
         for name, macs, klayer, x, d, arts in prepared:
             cells = []
             for n in names:
@@ -502,6 +514,13 @@ def main():
             kc = "-" if k is None else "%s (%s)" % (fmt_ms(k),
                                                      fmt_pct(macs, k,
                                                              peak * t))
+            if k is not None and amx:
+                kc = "%s (%s; AMX %s)" % (fmt_ms(k), fmt_pct(macs, k, peak * t),
+                                          fmt_pct(macs, k, amx * t))
+            if kvnni:
+                v = kvnni[t].get(klayer) if klayer else None
+                kc += " | " + ("-" if v is None else "%s (%s)" % (
+                    fmt_ms(v), fmt_pct(macs, v, peak * t)))
             q, o = rows.get((name, t, "quill")), rows.get((name, t,
                                                           "ort-int8"))
             sp = "-" if not q or not o else "%.2fx" % (o / q)

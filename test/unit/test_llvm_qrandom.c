@@ -12,6 +12,7 @@
  *            or raw i32 results
  *   qmatmul  batched A, constant or runtime B (2-D or batched), per-column
  *            weights, bias
+ *   qadd/qmul  the float form, u8/i8 operands with numpy broadcasting
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -349,6 +350,47 @@ static void gen_qmatmul(gen *g) {
   free(w);
 }
 
+/* qadd / qmul in the float form: random shapes with numpy broadcasting of
+ * b, u8/i8 operands and result with any zero points and scales, every
+ * rounding, sometimes an activation clamp. */
+static void gen_qbin(gen *g) {
+  bool add = rnd() % 2;
+  int64_t d[4] = {rnd_int(1, 2), rnd_int(1, 9), rnd_int(1, 9), rnd_int(1, 40)};
+  int64_t bd[4];
+  for (int i = 0; i < 4; i++)
+    bd[i] = rnd() % 3 == 0 ? 1 : d[i];
+  bool u8[3] = {rnd() % 2, rnd() % 2, rnd() % 2};
+  double s[3] = {rnd_range(0.002, 0.1), rnd_range(0.002, 0.1), 0};
+  int64_t zp[3];
+  for (int i = 0; i < 3; i++)
+    zp[i] = u8[i] ? rnd_int(0, 255) : rnd_int(-128, 127);
+  s[2] = (add ? s[0] + s[1] : s[0] * s[1] * 128.0) * rnd_range(0.2, 2.5);
+  const char *rounding = roundings[rnd() % 3]; /* tflite: fixed point only */
+  char sh[3][64];
+  for (int k = 0; k < 3; k++) {
+    const int64_t *x = k == 1 ? bd : d;
+    snprintf(sh[k], sizeof sh[k], "%lldx%lldx%lldx%lld", (long long)x[0],
+             (long long)x[1], (long long)x[2], (long long)x[3]);
+  }
+  emit(g, "func @f(%%a: tensor<%sx", sh[0]);
+  qtype(g, u8[0], s[0], zp[0]);
+  emit(g, ">, %%b: tensor<%sx", sh[1]);
+  qtype(g, u8[1], s[1], zp[1]);
+  emit(g, ">) -> tensor<%sx", sh[2]);
+  qtype(g, u8[2], s[2], zp[2]);
+  emit(g, "> {\n  %%y = %s %%a, %%b {rounding = \"%s\"", add ? "qadd" : "qmul",
+       rounding);
+  if (rnd() % 3 == 0) {
+    int64_t qmin = u8[2] ? 0 : -128, qmax = u8[2] ? 255 : 127;
+    int64_t lo = zp[2] - rnd_int(0, 20), hi = zp[2] + rnd_int(5, 60);
+    emit(g, ", act_min = %lld, act_max = %lld",
+         (long long)(lo < qmin ? qmin : lo), (long long)(hi > qmax ? qmax : hi));
+  }
+  emit(g, "} : tensor<%sx", sh[2]);
+  qtype(g, u8[2], s[2], zp[2]);
+  emit(g, ">\n  return %%y\n}\n");
+}
+
 int main(void) {
   const char *e = getenv("QUILL_LLVM_RANDOM_CASES");
   int ncases = e ? atoi(e) : 60;
@@ -362,7 +404,7 @@ int main(void) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 2; op++)
+  for (int op = 0; op < 3; op++)
     for (int i = 0; i < ncases; i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
@@ -370,10 +412,13 @@ int main(void) {
       g.buf[0] = '\0';
       if (op == 0)
         gen_qconv(&g);
-      else
+      else if (op == 1)
         gen_qmatmul(&g);
+      else
+        gen_qbin(&g);
       char name[64];
-      snprintf(name, sizeof name, "%s#%d", op ? "qmatmul" : "qconv2d", i);
+      static const char *const opn[3] = {"qconv2d", "qmatmul", "qadd/qmul"};
+      snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
         llvm_case c = {name, g.buf, 0, isas[k], (i % 7 == 0) ? 2 : 1, 0,
