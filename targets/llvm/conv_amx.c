@@ -1,30 +1,39 @@
 /*
  * conv_amx.c - the AMX kernel behind qconv2d and qmatmul on the `amx`
  * instruction path (Sapphire Rapids and later): tdpbusd multiplies a tile
- * of 16 pixels x Kc u8 inputs by a tile of Kc x 16 s8 weights into 16 x 16
- * i32 accumulators, 16 * 16 * Kc MACs per instruction (Kc <= 64).
+ * of TR pixels x Kc u8 inputs by a tile of Kc x 16 s8 weights into TR x 16
+ * i32 accumulators, TR * 16 * Kc MACs per instruction (TR <= 16 rows,
+ * Kc <= 64 bytes).
  *
- *   A tile  16 rows = 16 pixels, Kc bytes of one tap's channels each:
+ *   A tile  TR rows = TR pixels, Kc bytes of one tap's channels each:
  *           loaded straight from the input panel (panel.c) with the row
  *           stride of one pixel step (sw * s_col bytes)
  *   B tile  Kc/4 rows x 16 channels x 4 bytes (the VNNI order), pre-packed
- *           at compile time: [G][channel block][KH*KW*nkc steps][NB][Kc/4][16][4]
- *   C tile  16 pixels x 16 channels, i32, NA x NB of them per block (<= 4:
+ *           at compile time: [G][channel block][steps][NB][Kc/4][16][4]
+ *   C tile  TR pixels x 16 channels, i32, NA x NB of them per block (<= 4:
  *           with NA A and NB B tiles, 8 tile registers)
  *
- * A block is NA * 16 consecutive "virtual pixels" times NB * 16 channels:
+ * A block is NA * TR consecutive "virtual pixels" times NB * 16 channels:
  *
- *   for s in taps * K chunks:  A[a] = load, B[b] = load, C[a][b] += A[a] B[b]
+ *   for s in KH * KW * (Cg / Kc) steps:
+ *     A[a] = load, B[b] = load, C[a][b] += A[a] . B[b]
  *   then each C tile goes to a stack buffer and the usual epilogue
  *   (bias', requantization, store, masked for a partial channel block)
+ *
+ * Kc is the largest multiple of 4 up to 64 dividing Cg. Channels that do
+ * not fill 4-byte groups (the first conv, C = 3) use row windows as the
+ * VNNI kernel does: the KW * Cg contiguous panel bytes of a window row,
+ * rounded up to 4, are one K chunk (the extra bytes meet zero weights).
  *
  * Virtual pixels: with strides 1 the panel is read as one long row of width
  * Wp, pixel (oh, ow) being virtual pixel oh * Wp + ow, so a tile may span
  * output rows (the Wp - OW columns between them are computed and not
  * stored); with a larger stride each output row is its own virtual row.
- * The last block of a virtual row starts at count - NA * 16 (overlapping
- * the one before, whose pixels it does not store again), so no load leaves
- * the panel and the panel can be the network's own haloed buffer.
+ * TR is 16, or the pixel count of a shorter virtual row (7 for a 7x7
+ * output with stride 2). The last block of a virtual row starts at
+ * count - NA * TR (overlapping the one before, whose pixels it does not
+ * store again), so no load leaves the panel and the panel can be the
+ * network's own haloed buffer.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
  * storage), centered weights, bias' = bias - zpu * sum(wc) added in the
@@ -41,6 +50,9 @@
 
 typedef struct amx_plan {
   int64_t Kc, nkc, nsteps; /* bytes per K chunk, chunks per tap, K steps */
+  bool rowwin;             /* a window row (KW * Cg bytes) is one K chunk */
+  int64_t KWk;             /* taps along a row the steps go over */
+  int64_t TR;              /* rows of the A and C tiles (pixels) */
   unsigned NA, NB;         /* A and B tiles per block */
   int64_t TWB, ntiles;     /* channels per block, blocks per group */
   bool flat;               /* stride 1: one virtual row of width Wp */
@@ -49,6 +61,10 @@ typedef struct amx_plan {
   int64_t chunk, nchunks;  /* pixel blocks per task */
   cg_panel pn;
 } amx_plan;
+
+/* Fewest pixels per tile: tdpbusd takes about as long for any row count,
+ * and below 6 rows AMX is not clearly ahead of vpdpbusd. */
+#define MIN_ROWS 6
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -66,12 +82,18 @@ static int64_t k_chunk(int64_t Cg) {
 static bool plan(const cg_dot_args *a, amx_plan *p) {
   const cg_conv_geom *g = &a->g;
   memset(p, 0, sizeof *p);
-  p->Kc = k_chunk(g->Cg);
+  /* channels that do not fill 4-byte groups (the first conv, C = 3): the
+   * KW * Cg contiguous bytes of a window row, rounded up to 4, are one K
+   * chunk (the bytes past it meet zero weights) */
+  p->rowwin = g->G == 1 && g->dw == 1 && g->KW > 1 && g->Cg % 4 != 0 &&
+              g->KW * g->Cg <= 64;
+  p->Kc = p->rowwin ? (g->KW * g->Cg + 3) / 4 * 4 : k_chunk(g->Cg);
   /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
   if (p->Kc < 16 || g->Mg < 8)
     return false;
-  p->nkc = g->Cg / p->Kc;
-  p->nsteps = g->KH * g->KW * p->nkc;
+  p->nkc = p->rowwin ? 1 : g->Cg / p->Kc;
+  p->KWk = p->rowwin ? 1 : g->KW;
+  p->nsteps = g->KH * p->KWk * p->nkc;
   p->flat = g->sw == 1 && g->sh == 1;
   if (p->flat) {
     p->nvrows = 1; /* vcount: plan_pixels, once the panel is planned */
@@ -89,10 +111,11 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
 static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
   if (p->flat)
     p->vcount = (g->OH - 1) * p->pn.Wp + g->OW;
-  if (p->vcount < 16)
+  if (p->vcount < MIN_ROWS)
     return false;
-  p->NA = p->vcount >= 32 ? 2 : 1;
-  p->PB = 16 * (int64_t)p->NA;
+  p->TR = p->vcount < 16 ? p->vcount : 16;
+  p->NA = p->vcount >= 2 * p->TR ? 2 : 1;
+  p->PB = p->TR * (int64_t)p->NA;
   p->nblk = ceil_div(p->vcount, p->PB);
   int64_t blocks = p->nvrows * p->nblk;
   int64_t per = ceil_div(blocks, 8);
@@ -103,9 +126,9 @@ static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
 
 bool cg_amx_applies(cg *c, const cg_dot_args *a) {
   amx_plan p;
-  /* at least one full A tile of pixels (the panel is at least OW wide) */
+  /* pixels for an A tile of MIN_ROWS rows (the panel is at least OW wide) */
   return c->tgt->isa == QUILL_LLVM_ISA_AMX && plan(a, &p) &&
-         (p.flat ? a->g.OH * a->g.OW : a->g.OW) >= 16;
+         (p.flat ? a->g.OH * a->g.OW : a->g.OW) >= MIN_ROWS;
 }
 
 /* B tiles, in the order the kernel reads them. */
@@ -124,14 +147,20 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
   for (int64_t gr = 0; gr < g->G; gr++)
     for (int64_t t = 0; t < p->ntiles; t++)
       for (int64_t i = 0; i < g->KH; i++)
-        for (int64_t j = 0; j < g->KW; j++)
+        for (int64_t j0 = 0; j0 < p->KWk; j0++)
           for (int64_t kc = 0; kc < p->nkc; kc++)
             for (unsigned b = 0; b < p->NB; b++)
               for (int64_t r = 0; r < krow; r++)
                 for (int64_t col = 0; col < 16; col++)
                   for (int64_t q = 0; q < 4; q++, e++) {
                     int64_t mg = t * p->TWB + b * 16 + col;
-                    int64_t ci = kc * p->Kc + r * 4 + q;
+                    int64_t ci = kc * p->Kc + r * 4 + q, j = j0;
+                    if (p->rowwin) { /* element ci of the row: (kw, c) */
+                      if (ci >= g->KW * g->Cg)
+                        continue;
+                      j = ci / g->Cg;
+                      ci %= g->Cg;
+                    }
                     if (mg >= g->Mg)
                       continue;
                     int64_t m = gr * g->Mg + mg;
@@ -154,7 +183,7 @@ static LLVMValueRef step_offsets(cg *c, const cg_conv_geom *g,
   }
   size_t e = 0;
   for (int64_t i = 0; i < g->KH; i++)
-    for (int64_t j = 0; j < g->KW; j++)
+    for (int64_t j = 0; j < p->KWk; j++)
       for (int64_t kc = 0; kc < p->nkc; kc++)
         off[e++] = i * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col +
                    kc * p->Kc;
@@ -189,7 +218,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   const cg_view *y = &a->y;
   LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
   cg_intrinsic(c, "llvm.x86.tilestored64.internal", NULL, 0,
-               (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64), k->cbuf,
+               (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64), k->cbuf,
                                 cg_i64c(c, 64), ct},
                5);
   LLVMValueRef ch = LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * b), "");
@@ -208,9 +237,9 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, 16),
                                     cg_splat(c, left, 16), "");
   cg_loop lr;
-  cg_for(c, &lr, 0, 16, 1);
+  cg_for(c, &lr, 0, p->TR, 1);
   LLVMValueRef f = LLVMBuildAdd(
-      c->b, f0, LLVMBuildAdd(c->b, lr.i, cg_i64c(c, 16 * ai), ""), "");
+      c->b, f0, LLVMBuildAdd(c->b, lr.i, cg_i64c(c, p->TR * ai), ""), "");
   LLVMValueRef oh, ow, keep = LLVMBuildICmp(c->b, LLVMIntSGE, f, from, "");
   if (p->flat) {
     oh = LLVMBuildUDiv(c->b, f, cg_i64c(c, p->pn.Wp), "");
@@ -274,7 +303,8 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr,
   LLVMValueRef zero[4], phis[4], cur[4];
   for (unsigned t = 0; t < nc; t++)
     zero[t] = cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
-                           (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64)}, 2);
+                           (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64)},
+                           2);
   LLVMValueRef fn = c->st->fn;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.k");
@@ -299,8 +329,9 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr,
       c, k->wtile, LLVMBuildMul(c->b, s, cg_i64c(c, NB * bbytes), ""));
   LLVMValueRef A[2], B[2];
   for (unsigned ai = 0; ai < NA; ai++)
-    A[ai] = tile_load(c, 16, p->Kc,
-                      cg_gep8(c, ap, cg_i64c(c, 16 * ai * astride)), astride);
+    A[ai] = tile_load(c, p->TR, p->Kc,
+                      cg_gep8(c, ap, cg_i64c(c, p->TR * ai * astride)),
+                      astride);
   for (unsigned b = 0; b < NB; b++)
     B[b] = tile_load(c, krow, 64, cg_gep8(c, wp, cg_i64c(c, b * bbytes)), 64);
   for (unsigned ai = 0; ai < NA; ai++)
@@ -308,7 +339,7 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr,
       unsigned t = ai * NB + b;
       cur[t] = cg_intrinsic(
           c, "llvm.x86.tdpbusd.internal", NULL, 0,
-          (LLVMValueRef[]){cg_i16c(c, 16), cg_i16c(c, 64), cg_i16c(c, p->Kc),
+          (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64), cg_i16c(c, p->Kc),
                            phis[t], A[ai], B[b]},
           6);
     }
@@ -386,7 +417,9 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
   if (!plan(a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  cg_panel_plan(c, g, &a->x, a->xv, true, g->Cg, a->zpx, &p.pn, false);
+  /* row windows read up to 3 bytes past a row: never in place */
+  cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, true, g->Cg, a->zpx,
+                &p.pn, p.rowwin);
   if (!plan_pixels(g, &p))
     return QUILL_ERR_INTERNAL;
   cg_panel_emit(c, g, &a->x, &p.pn);
