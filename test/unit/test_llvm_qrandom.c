@@ -151,7 +151,9 @@ static void gen_qconv(gen *g) {
   int kind = (int)(rnd() % 7);
   if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
     G = 1;
-    Cg = rnd() % 2 ? 16 * rnd_int(1, 6) : 12 * rnd_int(2, 8);
+    int r = (int)(rnd() % 4);
+    Cg = r == 0 ? rnd_int(2, 3) /* 7x7 row windows */
+         : r == 1 ? 16 * rnd_int(1, 6) : 12 * rnd_int(2, 8);
     Mg = rnd() % 2 ? 16 * rnd_int(1, 3) : rnd_int(8, 40);
   } else if (kind <= 2) { /* plain */
     G = 1;
@@ -170,6 +172,8 @@ static void gen_qconv(gen *g) {
   int64_t KH = rnd_int(1, 4), KW = rnd_int(1, 4);
   if (rnd() % 3 == 0)
     KH = KW = rnd() % 2 ? 3 : 1;
+  if (kind == 6 && Cg < 4)
+    KH = KW = 7;
   int64_t sh = rnd_int(1, 3), sw = rnd_int(1, 3);
   int64_t dh = rnd() % 4 == 0 ? 2 : 1, dw = rnd() % 4 == 0 ? 2 : 1;
   int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
