@@ -230,6 +230,9 @@ typedef struct cg_loop {
 void cg_loop_begin(cg *c, cg_loop *l, LLVMValueRef begin, LLVMValueRef end,
                    int64_t step);
 void cg_loop_end(cg *c, cg_loop *l);
+/* cg_loop_end, asking LLVM to vectorize the loop `width` lanes wide and
+ * not to unroll it. */
+void cg_loop_end_vectorized(cg *c, cg_loop *l, unsigned width);
 /* Constant-bounds shorthand. */
 void cg_for(cg *c, cg_loop *l, int64_t begin, int64_t end, int64_t step);
 

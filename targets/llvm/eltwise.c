@@ -64,6 +64,158 @@ cg_view cg_view_broadcast(const cg_view *v, unsigned rank,
   return r;
 }
 
+typedef struct map_ctx {
+  cg *c;
+  const cg_view *out, *ins;
+  unsigned nin, na, m;
+  cg_map_fn fn;
+  void *ud;
+  const LLVMValueRef *base;
+  const LLVMTypeRef *et;
+  const int64_t *D;
+  int64_t (*S)[QUILL_MAX_RANK + 1];
+} map_ctx;
+
+/* out[p0] = fn(in[p1], ...), converted to the output's element type. */
+static void map_store(map_ctx *k, LLVMValueRef *in, LLVMValueRef optr) {
+  cg *c = k->c;
+  LLVMValueRef v = k->fn(c, k->ud, in);
+  if (!v)
+    return;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  if (LLVMGetTypeKind(vt) == LLVMIntegerTypeKind) {
+    cg_store_int(c, k->out->elem, v, optr);
+  } else {
+    if (vt != k->et[0])
+      v = LLVMBuildFPCast(c->b, v, k->et[0], "");
+    cg_store(c, v, optr,
+             (unsigned)quill_type_elem_bytes(cg_storage(k->out->elem)));
+  }
+}
+
+/* The element loops: k over [k0, k1) of dim tk (when tk >= 0), then the
+ * inner dim over [jlo, jhi), from the views' offsets `off`. */
+static void map_loops(map_ctx *k, const LLVMValueRef *off0, int tk,
+                      LLVMValueRef k0, LLVMValueRef k1, LLVMValueRef jlo,
+                      LLVMValueRef jhi) {
+  cg *c = k->c;
+  unsigned na = k->na, m = k->m;
+  LLVMValueRef off[MAXV];
+  memcpy(off, off0, na * sizeof *off);
+  cg_loop lk;
+  if (tk >= 0) {
+    cg_loop_begin(c, &lk, k0, k1, 1);
+    for (unsigned a = 0; a < na; a++)
+      if (k->S[a][tk])
+        off[a] = LLVMBuildAdd(
+            c->b, off[a],
+            LLVMBuildMul(c->b, lk.i, cg_i64c(c, k->S[a][tk]), ""), "");
+  }
+  cg_loop lj;
+  cg_loop_begin(c, &lj, jlo, jhi, 1);
+  LLVMValueRef in[MAXV], ptr[MAXV];
+  for (unsigned a = 0; a < na; a++) {
+    LLVMValueRef e = off[a];
+    int64_t st = k->S[a][m - 1];
+    if (st)
+      e = LLVMBuildAdd(c->b, e,
+                       st == 1 ? lj.i
+                               : LLVMBuildMul(c->b, lj.i, cg_i64c(c, st), ""),
+                       "");
+    ptr[a] = cg_gep(c, k->et[a], k->base[a], e);
+  }
+  for (unsigned i = 0; i < k->nin; i++) {
+    unsigned bytes = (unsigned)quill_type_elem_bytes(cg_storage(k->ins[i].elem));
+    in[i] = cg_load(c, k->et[i + 1], ptr[i + 1], bytes);
+  }
+  map_store(k, in, ptr[0]);
+  cg_loop_end(c, &lj);
+  if (tk >= 0)
+    cg_loop_end(c, &lk);
+}
+
+/* Can full tiles of a transposing map go through registers? One input,
+ * contiguous along tk, the output contiguous along the inner dim, byte-
+ * addressable elements of at most 4 bytes on both sides. */
+static bool transpose_tiles(const map_ctx *k, int tk) {
+  if (k->nin != 1 || k->S[1][tk] != 1 || k->S[0][k->m - 1] != 1)
+    return false;
+  for (unsigned a = 0; a < 2; a++) {
+    const cg_view *v = a ? &k->ins[0] : k->out;
+    quill_type *st = cg_storage(v->elem);
+    size_t b = quill_type_elem_bytes(st);
+    quill_type_kind kd = quill_type_kind_of(st);
+    if (b < 1 || b > 4 || kd == QUILL_TYPE_I4 || kd == QUILL_TYPE_U4 ||
+        kd == QUILL_TYPE_BOOL || LLVMGetTypeKind(k->et[a]) ==
+                                     LLVMPointerTypeKind)
+      return false;
+  }
+  return true;
+}
+
+/* One TILE x TILE tile at (k0, j0): TILE vector loads of the input along
+ * tk, a transpose by four rounds of two-vector shuffles (round b swaps the
+ * off-diagonal b x b blocks of every 2b x 2b block), the rows stored to a
+ * stack buffer, then fn element by element over it with both sides
+ * contiguous (LLVM vectorizes that loop). */
+static void tile_through_registers(map_ctx *k, const LLVMValueRef *off,
+                                   int tk, LLVMValueRef k0, LLVMValueRef j0) {
+  cg *c = k->c;
+  unsigned m = k->m;
+  LLVMTypeRef it = k->et[1], vt = LLVMVectorType(it, TILE);
+  unsigned ib = (unsigned)quill_type_elem_bytes(cg_storage(k->ins[0].elem));
+  LLVMValueRef r[TILE];
+  LLVMValueRef ibase = LLVMBuildAdd(
+      c->b, off[1],
+      LLVMBuildAdd(c->b, k0,
+                   LLVMBuildMul(c->b, j0, cg_i64c(c, k->S[1][m - 1]), ""), ""),
+      "");
+  for (unsigned q = 0; q < TILE; q++)
+    r[q] = cg_load(
+        c, vt,
+        cg_gep(c, it, k->base[1],
+               LLVMBuildAdd(c->b, ibase, cg_i64c(c, (int64_t)q * k->S[1][m - 1]),
+                            "")),
+        ib);
+  for (unsigned b = TILE / 2; b >= 1; b /= 2) {
+    LLVMValueRef lo[TILE], hi[TILE];
+    for (unsigned j = 0; j < TILE; j++) {
+      lo[j] = cg_i32c(c, (j & b) ? TILE + j - b : j);
+      hi[j] = cg_i32c(c, (j & b) ? TILE + j : j + b);
+    }
+    LLVMValueRef ml = LLVMConstVector(lo, TILE), mh = LLVMConstVector(hi, TILE);
+    for (unsigned i = 0; i < TILE; i++) {
+      if (i & b)
+        continue;
+      LLVMValueRef x = r[i], y = r[i + b];
+      r[i] = LLVMBuildShuffleVector(c->b, x, y, ml, "");
+      r[i + b] = LLVMBuildShuffleVector(c->b, x, y, mh, "");
+    }
+  }
+  /* r[q] now holds input elements (k0 + q, j0 .. j0 + TILE) */
+  LLVMValueRef buf = cg_var(c, LLVMArrayType2(it, TILE * TILE), "tile");
+  LLVMSetAlignment(buf, 64);
+  for (unsigned q = 0; q < TILE; q++)
+    cg_store(c, r[q], cg_gep(c, it, buf, cg_i64c(c, (int64_t)q * TILE)), ib);
+  cg_loop lq, lj;
+  cg_for(c, &lq, 0, TILE, 1);
+  LLVMValueRef orow = LLVMBuildAdd(
+      c->b, off[0],
+      LLVMBuildAdd(c->b,
+                   LLVMBuildMul(c->b, LLVMBuildAdd(c->b, k0, lq.i, ""),
+                                cg_i64c(c, k->S[0][tk]), ""),
+                   j0, ""),
+      "");
+  LLVMValueRef brow = LLVMBuildMul(c->b, lq.i, cg_i64c(c, TILE), "");
+  cg_for(c, &lj, 0, TILE, 1);
+  LLVMValueRef in = cg_load(
+      c, it, cg_gep(c, it, buf, LLVMBuildAdd(c->b, brow, lj.i, "")), ib);
+  map_store(k, &in,
+            cg_gep(c, k->et[0], k->base[0], LLVMBuildAdd(c->b, orow, lj.i, "")));
+  cg_loop_end_vectorized(c, &lj, TILE);
+  cg_loop_end(c, &lq);
+}
+
 void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
             const cg_view *ins, cg_map_fn fn, void *ud) {
   unsigned na = nin + 1;
@@ -142,6 +294,7 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
     base[a] = cg_view_base(c, vw[a]);
     et[a] = cg_elem_type(c, vw[a]->elem);
   }
+  map_ctx mc = {c, out, ins, nin, na, m, fn, ud, base, et, D, S};
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef o = lt.i, lo = cg_i64c(c, 0), hi = cg_i64c(c, inner);
@@ -170,54 +323,37 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
             c->b, off[a], LLVMBuildMul(c->b, coord, cg_i64c(c, S[a][k]), ""),
             "");
   }
-  cg_loop lk; /* the tile (tk >= 0) */
-  if (tk >= 0) {
+  if (tk < 0) {
+    map_loops(&mc, off, -1, NULL, NULL, lo, hi);
+  } else {
     LLVMValueRef k0 = LLVMBuildMul(c->b, blk, cg_i64c(c, TILE), "");
     LLVMValueRef k1 =
         cg_min_s(c, LLVMBuildAdd(c->b, k0, cg_i64c(c, TILE), ""),
                  cg_i64c(c, D[tk]));
-    cg_loop_begin(c, &lk, k0, k1, 1);
-    for (unsigned a = 0; a < na; a++)
-      if (S[a][tk])
-        off[a] = LLVMBuildAdd(
-            c->b, off[a],
-            LLVMBuildMul(c->b, lk.i, cg_i64c(c, S[a][tk]), ""), "");
-  }
-  cg_loop lj;
-  cg_loop_begin(c, &lj, lo, hi, 1);
-  LLVMValueRef in[MAXV];
-  LLVMValueRef ptr[MAXV];
-  for (unsigned a = 0; a < na; a++) {
-    LLVMValueRef e = off[a];
-    if (S[a][m - 1])
-      e = LLVMBuildAdd(c->b, e,
-                       S[a][m - 1] == 1
-                           ? lj.i
-                           : LLVMBuildMul(c->b, lj.i,
-                                          cg_i64c(c, S[a][m - 1]), ""),
-                       "");
-    ptr[a] = cg_gep(c, et[a], base[a], e);
-  }
-  for (unsigned i = 0; i < nin; i++) {
-    unsigned bytes = (unsigned)quill_type_elem_bytes(cg_storage(ins[i].elem));
-    in[i] = cg_load(c, et[i + 1], ptr[i + 1], bytes);
-  }
-  LLVMValueRef v = fn(c, ud, in);
-  if (v) {
-    LLVMTypeRef vt = LLVMTypeOf(v);
-    LLVMTypeKind vk = LLVMGetTypeKind(vt);
-    if (vk == LLVMIntegerTypeKind) {
-      cg_store_int(c, out->elem, v, ptr[0]);
+    if (transpose_tiles(&mc, tk)) {
+      /* full TILE x TILE tiles through registers, the rest element-wise */
+      LLVMValueRef nfull = LLVMBuildMul(
+          c->b,
+          LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, hi, lo, ""),
+                        cg_i64c(c, TILE), ""),
+          cg_i64c(c, TILE), "");
+      LLVMValueRef jmid = LLVMBuildAdd(c->b, lo, nfull, "");
+      cg_if fk;
+      cg_if_begin(c, &fk, LLVMBuildICmp(c->b, LLVMIntEQ,
+                                        LLVMBuildSub(c->b, k1, k0, ""),
+                                        cg_i64c(c, TILE), ""));
+      cg_loop lb;
+      cg_loop_begin(c, &lb, lo, jmid, TILE);
+      tile_through_registers(&mc, off, tk, k0, lb.i);
+      cg_loop_end(c, &lb);
+      map_loops(&mc, off, tk, k0, k1, jmid, hi);
+      cg_if_else(c, &fk);
+      map_loops(&mc, off, tk, k0, k1, lo, hi);
+      cg_if_end(c, &fk);
     } else {
-      if (vt != et[0])
-        v = LLVMBuildFPCast(c->b, v, et[0], "");
-      cg_store(c, v, ptr[0],
-               (unsigned)quill_type_elem_bytes(cg_storage(out->elem)));
+      map_loops(&mc, off, tk, k0, k1, lo, hi);
     }
   }
-  cg_loop_end(c, &lj);
-  if (tk >= 0)
-    cg_loop_end(c, &lk);
   cg_loop_end(c, &lt);
   cg_stage_end(c);
 }

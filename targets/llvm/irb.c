@@ -24,6 +24,8 @@
  */
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "targets/llvm/cg.h"
 
 /* ---- stages ------------------------------------------------------------ */
@@ -186,6 +188,42 @@ void cg_loop_begin(cg *c, cg_loop *l, LLVMValueRef begin, LLVMValueRef end,
   LLVMBuildCondBr(c->b, cond, l->body, l->exit);
   LLVMPositionBuilderAtEnd(c->b, l->body);
   l->i = l->phi;
+}
+
+/* !llvm.loop on the latch: no unrolling, vectorize by `width` lanes (a
+ * short constant-trip loop would otherwise be unrolled before the loop
+ * vectorizer sees it, leaving the SLP vectorizer to pick a worse shape). */
+static void loop_hints(cg *c, LLVMValueRef br, unsigned width) {
+  LLVMMetadataRef i32w = LLVMValueAsMetadata(cg_i32c(c, width));
+  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(c->t_i1, 1, 0));
+  static const char *const k[3] = {"llvm.loop.unroll.disable",
+                                   "llvm.loop.vectorize.width",
+                                   "llvm.loop.vectorize.enable"};
+  LLVMMetadataRef ops[4];
+  ops[1] = LLVMMDNodeInContext2(
+      c->lc, (LLVMMetadataRef[]){LLVMMDStringInContext2(c->lc, k[0], strlen(k[0]))},
+      1);
+  ops[2] = LLVMMDNodeInContext2(
+      c->lc,
+      (LLVMMetadataRef[]){LLVMMDStringInContext2(c->lc, k[1], strlen(k[1])),
+                          i32w},
+      2);
+  ops[3] = LLVMMDNodeInContext2(
+      c->lc,
+      (LLVMMetadataRef[]){LLVMMDStringInContext2(c->lc, k[2], strlen(k[2])), one},
+      2);
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(c->lc, NULL, 0);
+  ops[0] = tmp;
+  LLVMMetadataRef node = LLVMMDNodeInContext2(c->lc, ops, 4);
+  LLVMMetadataReplaceAllUsesWith(tmp, node);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->lc, "llvm.loop", 9),
+                  LLVMMetadataAsValue(c->lc, node));
+}
+
+void cg_loop_end_vectorized(cg *c, cg_loop *l, unsigned width) {
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
+  cg_loop_end(c, l);
+  loop_hints(c, LLVMGetBasicBlockTerminator(latch), width);
 }
 
 void cg_loop_end(cg *c, cg_loop *l) {

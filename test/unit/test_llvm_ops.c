@@ -181,6 +181,22 @@ static const llvm_case cases[] = {
      "  %p = pad %x {pads = [1, 1, 1, 1, 1, 1], value = 7} : tensor<4x5x6xi8>\n"
      "  %r = reshape %x : tensor<24xi8>\n"
      "  return %t, %c, %s, %p, %r\n}\n", 0, 0, 0, 0, false},
+    {"tiled_transposes", /* full 16x16 register tiles and remainders */
+     "func @f(%a: tensor<2x35x20x18xf32>, %b: tensor<40x33xi8>, "
+     "%c: tensor<3x17x48xi16>, %d: tensor<33x40xi32>, %e: tensor<2x35x20x18x"
+     QU8(0.05, 100) ">) -> (tensor<2x20x18x35x" QU8(0.03, 7) ">, "
+     "tensor<33x40xi8>, tensor<48x17x3xi16>, tensor<40x33xi32>, "
+     "tensor<2x20x18x35xf32>, tensor<2x18x20x35xf32>) {\n"
+     "  %ta = transpose %a {perm = [0, 2, 3, 1]} : tensor<2x20x18x35xf32>\n"
+     "  %qa = quantize %ta : tensor<2x20x18x35x" QU8(0.03, 7) ">\n"
+     "  %tb = transpose %b {perm = [1, 0]} : tensor<33x40xi8>\n"
+     "  %tc = transpose %c {perm = [2, 1, 0]} : tensor<48x17x3xi16>\n"
+     "  %td = transpose %d {perm = [1, 0]} : tensor<40x33xi32>\n"
+     "  %te = transpose %e {perm = [0, 2, 3, 1]} : tensor<2x20x18x35x"
+     QU8(0.05, 100) ">\n"
+     "  %de = dequantize %te : tensor<2x20x18x35xf32>\n"
+     "  %tf = transpose %a {perm = [0, 3, 2, 1]} : tensor<2x18x20x35xf32>\n"
+     "  return %qa, %tb, %tc, %td, %de, %tf\n}\n", 0, 0, 0, 0, false},
     {"float_eltwise",
      "func @f(%x: tensor<2x3x4x5xf32>, %y: tensor<3x1x5xf32>) -> "
      "(tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) {\n"
