@@ -66,6 +66,12 @@ bool cg_dot_applies(cg *c, const cg_dot_args *a);
 /* Emit the panel and compute stages (pads a->rq's per-channel arrays). */
 quill_status cg_dot_emit(cg *c, const cg_dot_args *a);
 
+/* The centered weight wc of group gr, channel mg (of the group), tap
+ * (i, j) and input channel ci, or 0 past the channels (the packers' lane
+ * and channel padding). With row windows ci indexes the KW * Cg elements
+ * of a window row, (kw, c) = (ci / Cg, ci % Cg), and j is ignored. */
+int32_t cg_dot_weight(const cg_dot_args *a, bool rowwin, int64_t gr,
+                      int64_t mg, int64_t i, int64_t j, int64_t ci);
 /* bias'[m] = bias[m] - zpu * sum(wc[m]) (modulo 2^32) as a constant i32
  * global of M + pad elements (u8-domain kernels; zpu 0 for the others). */
 LLVMValueRef cg_dot_bias(cg *c, const cg_dot_args *a, int64_t zpu,

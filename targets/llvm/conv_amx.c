@@ -142,7 +142,6 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
     c->status = QUILL_ERR_NOMEM;
     return NULL;
   }
-  int64_t K = g->Cg * g->KH * g->KW;
   size_t e = 0;
   for (int64_t gr = 0; gr < g->G; gr++)
     for (int64_t t = 0; t < p->ntiles; t++)
@@ -152,21 +151,10 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
             for (unsigned b = 0; b < p->NB; b++)
               for (int64_t r = 0; r < krow; r++)
                 for (int64_t col = 0; col < 16; col++)
-                  for (int64_t q = 0; q < 4; q++, e++) {
-                    int64_t mg = t * p->TWB + b * 16 + col;
-                    int64_t ci = kc * p->Kc + r * 4 + q, j = j0;
-                    if (p->rowwin) { /* element ci of the row: (kw, c) */
-                      if (ci >= g->KW * g->Cg)
-                        continue;
-                      j = ci / g->Cg;
-                      ci %= g->Cg;
-                    }
-                    if (mg >= g->Mg)
-                      continue;
-                    int64_t m = gr * g->Mg + mg;
-                    buf[e] = (unsigned char)(int8_t)
-                        a->wc[m * K + (ci * g->KH + i) * g->KW + j];
-                  }
+                  for (int64_t q = 0; q < 4; q++, e++)
+                    buf[e] = (unsigned char)(int8_t)cg_dot_weight(
+                        a, p->rowwin, gr, t * p->TWB + b * 16 + col, i, j0,
+                        kc * p->Kc + r * 4 + q);
   LLVMValueRef gl = cg_const_global(c, "wamx", buf, n);
   quill_free(c->ctx, buf, n);
   return gl;
@@ -185,8 +173,8 @@ static LLVMValueRef step_offsets(cg *c, const cg_conv_geom *g,
   for (int64_t i = 0; i < g->KH; i++)
     for (int64_t j = 0; j < p->KWk; j++)
       for (int64_t kc = 0; kc < p->nkc; kc++)
-        off[e++] = i * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col +
-                   kc * p->Kc;
+        off[e++] =
+            i * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col + kc * p->Kc;
   LLVMValueRef gl = cg_const_global(c, "amxoff", off, n * sizeof *off);
   quill_free(c->ctx, off, n * sizeof *off);
   return gl;
@@ -195,8 +183,8 @@ static LLVMValueRef step_offsets(cg *c, const cg_conv_geom *g,
 static LLVMValueRef tile_load(cg *c, int64_t rows, int64_t colsb,
                               LLVMValueRef ptr, int64_t stride) {
   return cg_intrinsic(c, "llvm.x86.tileloadd64.internal", NULL, 0,
-                      (LLVMValueRef[]){cg_i16c(c, rows), cg_i16c(c, colsb),
-                                       ptr, cg_i64c(c, stride)},
+                      (LLVMValueRef[]){cg_i16c(c, rows), cg_i16c(c, colsb), ptr,
+                                       cg_i64c(c, stride)},
                       4);
 }
 
@@ -227,15 +215,15 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   bool raw = a->rq->raw;
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, 16);
-  unsigned yal =
-      raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
+  unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
   cg_if has;
-  cg_if_begin(c, &has, LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
+  cg_if_begin(c, &has,
+              LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
   LLVMValueRef lanes[16];
   for (unsigned l = 0; l < 16; l++)
     lanes[l] = cg_i64c(c, l);
-  LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, 16),
-                                    cg_splat(c, left, 16), "");
+  LLVMValueRef mask = LLVMBuildICmp(
+      c->b, LLVMIntSLT, LLVMConstVector(lanes, 16), cg_splat(c, left, 16), "");
   cg_loop lr;
   cg_for(c, &lr, 0, p->TR, 1);
   LLVMValueRef f = LLVMBuildAdd(
@@ -262,7 +250,8 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
     r = LLVMBuildTrunc(c->b, r, yvt, "");
   LLVMValueRef yo = LLVMBuildAdd(
       c->b,
-      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, k->n, cg_i64c(c, y->strides[0]), ""),
+      LLVMBuildAdd(c->b,
+                   LLVMBuildMul(c->b, k->n, cg_i64c(c, y->strides[0]), ""),
                    LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), ""),
       LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""),
                    ch, ""),
@@ -283,8 +272,8 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
 }
 
 /* One block: NA x NB accumulator tiles over every K step, then stored. */
-static void block(cg *c, const amx_block *k, LLVMValueRef vr,
-                  LLVMValueRef f0, LLVMValueRef from) {
+static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
+                  LLVMValueRef from) {
   const cg_dot_args *a = k->a;
   const amx_plan *p = k->p;
   const cg_conv_geom *g = &a->g;
@@ -302,9 +291,9 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr,
                       LLVMBuildMul(c->b, f0, cg_i64c(c, astride), ""), "");
   LLVMValueRef zero[4], phis[4], cur[4];
   for (unsigned t = 0; t < nc; t++)
-    zero[t] = cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
-                           (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64)},
-                           2);
+    zero[t] =
+        cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
+                     (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64)}, 2);
   LLVMValueRef fn = c->st->fn;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.k");
@@ -325,23 +314,23 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr,
   LLVMPositionBuilderAtEnd(c->b, body);
   LLVMValueRef so = cg_load(c, c->t_i64, cg_gep(c, c->t_i64, k->offs, s), 8);
   LLVMValueRef ap = cg_gep8(c, k->panel, LLVMBuildAdd(c->b, base, so, ""));
-  LLVMValueRef wp = cg_gep8(
-      c, k->wtile, LLVMBuildMul(c->b, s, cg_i64c(c, NB * bbytes), ""));
+  LLVMValueRef wp =
+      cg_gep8(c, k->wtile, LLVMBuildMul(c->b, s, cg_i64c(c, NB * bbytes), ""));
   LLVMValueRef A[2], B[2];
   for (unsigned ai = 0; ai < NA; ai++)
-    A[ai] = tile_load(c, p->TR, p->Kc,
-                      cg_gep8(c, ap, cg_i64c(c, p->TR * ai * astride)),
-                      astride);
+    A[ai] =
+        tile_load(c, p->TR, p->Kc,
+                  cg_gep8(c, ap, cg_i64c(c, p->TR * ai * astride)), astride);
   for (unsigned b = 0; b < NB; b++)
     B[b] = tile_load(c, krow, 64, cg_gep8(c, wp, cg_i64c(c, b * bbytes)), 64);
   for (unsigned ai = 0; ai < NA; ai++)
     for (unsigned b = 0; b < NB; b++) {
       unsigned t = ai * NB + b;
-      cur[t] = cg_intrinsic(
-          c, "llvm.x86.tdpbusd.internal", NULL, 0,
-          (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64), cg_i16c(c, p->Kc),
-                           phis[t], A[ai], B[b]},
-          6);
+      cur[t] = cg_intrinsic(c, "llvm.x86.tdpbusd.internal", NULL, 0,
+                            (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64),
+                                             cg_i16c(c, p->Kc), phis[t], A[ai],
+                                             B[b]},
+                            6);
     }
   LLVMValueRef s1 = LLVMBuildAdd(c->b, s, cg_i64c(c, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
@@ -394,7 +383,8 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   k.chbase = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, g->Mg), ""),
                           tch, "");
   k.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "");
-  k.panel = cg_gep8(c, panel, LLVMBuildMul(c->b, gr, cg_i64c(c, p->pn.Cgp), ""));
+  k.panel =
+      cg_gep8(c, panel, LLVMBuildMul(c->b, gr, cg_i64c(c, p->pn.Cgp), ""));
   LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
   LLVMValueRef hi =
       cg_min_s(c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""),
@@ -402,9 +392,9 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   cg_loop lb;
   cg_loop_begin(c, &lb, lo, hi, 1);
   LLVMValueRef vr = LLVMBuildUDiv(c->b, lb.i, cg_i64c(c, p->nblk), "");
-  LLVMValueRef from = LLVMBuildMul(
-      c->b, LLVMBuildURem(c->b, lb.i, cg_i64c(c, p->nblk), ""),
-      cg_i64c(c, p->PB), "");
+  LLVMValueRef from =
+      LLVMBuildMul(c->b, LLVMBuildURem(c->b, lb.i, cg_i64c(c, p->nblk), ""),
+                   cg_i64c(c, p->PB), "");
   LLVMValueRef f0 = cg_min_s(c, from, cg_i64c(c, p->vcount - p->PB));
   block(c, &k, vr, f0, from);
   cg_loop_end(c, &lb);

@@ -203,6 +203,21 @@ bool cg_dot_applies(cg *c, const cg_dot_args *a) {
 
 /* ---- packing --------------------------------------------------------------- */
 
+int32_t cg_dot_weight(const cg_dot_args *a, bool rowwin, int64_t gr,
+                      int64_t mg, int64_t i, int64_t j, int64_t ci) {
+  const cg_conv_geom *g = &a->g;
+  if (rowwin) { /* element ci of the window row: (kw, c) */
+    if (ci >= g->KW * g->Cg)
+      return 0;
+    j = ci / g->Cg;
+    ci %= g->Cg;
+  }
+  if (mg >= g->Mg || ci >= g->Cg)
+    return 0;
+  int64_t K = g->Cg * g->KH * g->KW;
+  return a->wc[(gr * g->Mg + mg) * K + (ci * g->KH + i) * g->KW + j];
+}
+
 static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
                                  const dot_plan *p) {
   const cg_conv_geom *g = &a->g;
@@ -214,7 +229,6 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
     c->status = QUILL_ERR_NOMEM;
     return NULL;
   }
-  int64_t K = g->Cg * g->KH * g->KW;
   size_t e = 0;
   for (int64_t gr = 0; gr < g->G; gr++)
     for (int64_t tile = 0; tile < p->ntiles; tile++)
@@ -223,18 +237,8 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
           for (int64_t c4 = 0; c4 < p->C4; c4++)
             for (int64_t lane = 0; lane < p->TW; lane++)
               for (unsigned q = 0; q < p->kg; q++, e++) {
-                int64_t mg = tile * p->TW + lane, ci = c4 * p->kg + q;
-                int64_t j = j0;
-                if (p->rowwin) { /* element ci of the row run: (kw, c) */
-                  if (ci >= g->KW * g->Cg)
-                    continue;
-                  j = ci / g->Cg;
-                  ci %= g->Cg;
-                }
-                if (mg >= g->Mg || ci >= g->Cg)
-                  continue;
-                int64_t m = gr * g->Mg + mg;
-                int32_t v = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
+                int32_t v = cg_dot_weight(a, p->rowwin, gr, tile * p->TW + lane,
+                                          i, j0, c4 * p->kg + q);
                 if (esz == 1)
                   buf[e] = (unsigned char)(int8_t)v;
                 else {

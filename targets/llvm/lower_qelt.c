@@ -50,13 +50,13 @@ CG_SUPPORTS(cg_supports_qbinary) {
 
 typedef struct qbin {
   bool add, fixed, f64;
-  bool narrow;            /* float form in i32/f32 (qbin_f32) */
+  bool narrow; /* float form in i32/f32 (qbin_f32) */
   quill_rounding r;
   qp a, b, y;
   const quill_type *ae, *be;
   int64_t lo, hi;
-  int left;               /* qadd's left shift */
-  cg_requant ra, rb, ry;  /* fixed point: per-tensor requantizations */
+  int left;              /* qadd's left shift */
+  cg_requant ra, rb, ry; /* fixed point: per-tensor requantizations */
 } qbin;
 
 /* A per-tensor fixed-point requantization with multiplier m and shift s. */
@@ -82,92 +82,91 @@ static bool one_fixed(cg *c, cg_requant *rq, int64_t m, int64_t s,
   return m >= 0 && m <= INT32_MAX && s >= -31 && s <= 62;
 }
 
-/* The float form with operands of at most 16 bits and f32 scales, in i32
- * and f32 only (so LLVM vectorizes it 16 lanes wide): the same f32
- * operations as qbin_fn's (no contraction: mul, add or mul, div), then the
- * rounded quotient clamped in f32, which is exact because the clamp
- * bounds are integers below 2^24 and a rounded value is an integer (or
- * infinite), then converted. */
-static LLVMValueRef qbin_f32(cg *c, qbin *k, LLVMValueRef *in) {
-  LLVMTypeRef ft = c->t_f32;
-  LLVMValueRef da = LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], c->t_i32),
-                                 cg_i32c(c, k->a.zp), "");
-  LLVMValueRef db = LLVMBuildSub(c->b, cg_widen_int(c, k->be, in[1], c->t_i32),
-                                 cg_i32c(c, k->b.zp), "");
-  LLVMValueRef fa = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, da, ft, ""),
-                                  LLVMConstReal(ft, (float)k->a.scale), "");
-  LLVMValueRef fb = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, db, ft, ""),
-                                  LLVMConstReal(ft, (float)k->b.scale), "");
+/* v clamped to [lo, hi] (NaN stays NaN; the callers have none). */
+static LLVMValueRef fclamp(cg *c, LLVMValueRef v, LLVMValueRef lo,
+                           LLVMValueRef hi) {
+  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
+                      "");
+  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
+                         v, "");
+}
+
+/* The float form's quotient round_r((f(da)*s_a + f(db)*s_b) / s_y) (or
+ * the product) with the differences da, db in `it` and the arithmetic in
+ * `ft`, as the reference does it (no contraction), NaN as 0. */
+static LLVMValueRef qbin_quotient(cg *c, const qbin *k, LLVMValueRef *in,
+                                  LLVMTypeRef it, LLVMTypeRef ft) {
+  bool f64 = ft == c->t_f64;
+  LLVMValueRef da =
+      LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], it),
+                   LLVMConstInt(it, (unsigned long long)k->a.zp, 1), "");
+  LLVMValueRef db =
+      LLVMBuildSub(c->b, cg_widen_int(c, k->be, in[1], it),
+                   LLVMConstInt(it, (unsigned long long)k->b.zp, 1), "");
+  LLVMValueRef fa = LLVMBuildFMul(
+      c->b, LLVMBuildSIToFP(c->b, da, ft, ""),
+      LLVMConstReal(ft, f64 ? k->a.scale : (float)k->a.scale), "");
+  LLVMValueRef fb = LLVMBuildFMul(
+      c->b, LLVMBuildSIToFP(c->b, db, ft, ""),
+      LLVMConstReal(ft, f64 ? k->b.scale : (float)k->b.scale), "");
   LLVMValueRef x = k->add ? LLVMBuildFAdd(c->b, fa, fb, "")
                           : LLVMBuildFMul(c->b, fa, fb, "");
-  LLVMValueRef q = LLVMBuildFDiv(c->b, x, LLVMConstReal(ft, (float)k->y.scale),
-                                 "");
+  LLVMValueRef q = LLVMBuildFDiv(
+      c->b, x, LLVMConstReal(ft, f64 ? k->y.scale : (float)k->y.scale), "");
   q = cg_round(c, q, k->r);
-  q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
-                      LLVMConstReal(ft, 0.0), q, "");
+  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
+                         LLVMConstReal(ft, 0.0), q, "");
+}
+
+/* Operands of at most 16 bits and f32 scales (k->narrow): i32 and f32
+ * only, so LLVM vectorizes it 16 lanes wide. The rounded quotient is
+ * clamped in f32, which is exact: the bounds are integers below 2^24 and
+ * the quotient an integer (or infinite). */
+static LLVMValueRef qbin_f32(cg *c, qbin *k, LLVMValueRef *in) {
+  LLVMValueRef q = qbin_quotient(c, k, in, c->t_i32, c->t_f32);
   LLVMValueRef lo = cg_f32c(c, (double)(k->lo - k->y.zp));
   LLVMValueRef hi = cg_f32c(c, (double)(k->hi - k->y.zp));
-  q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, q, lo, ""), lo, q,
-                      "");
-  q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, q, hi, ""), hi, q,
-                      "");
-  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, q, c->t_i32, ""),
+  return LLVMBuildAdd(c->b,
+                      LLVMBuildFPToSI(c->b, fclamp(c, q, lo, hi), c->t_i32, ""),
                       cg_i32c(c, k->y.zp), "");
 }
 
 static LLVMValueRef qbin_fn(cg *c, void *ud, LLVMValueRef *in) {
   qbin *k = ud;
+  if (!k->fixed) {
+    /* float: the reference form's f32 (or f64) arithmetic, then quantize */
+    if (k->narrow)
+      return qbin_f32(c, k, in);
+    LLVMValueRef q =
+        qbin_quotient(c, k, in, c->t_i64, k->f64 ? c->t_f64 : c->t_f32);
+    LLVMValueRef d = k->f64 ? q : LLVMBuildFPExt(c->b, q, c->t_f64, "");
+    LLVMValueRef lo = cg_f64c(c, (double)(k->lo - k->y.zp));
+    LLVMValueRef hi = cg_f64c(c, (double)(k->hi - k->y.zp));
+    return LLVMBuildAdd(
+        c->b, LLVMBuildFPToSI(c->b, fclamp(c, d, lo, hi), c->t_i64, ""),
+        cg_i64c(c, k->y.zp), "");
+  }
   LLVMValueRef da = LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], c->t_i64),
                                  cg_i64c(c, k->a.zp), "");
   LLVMValueRef db = LLVMBuildSub(c->b, cg_widen_int(c, k->be, in[1], c->t_i64),
                                  cg_i64c(c, k->b.zp), "");
-  if (k->fixed) {
-    LLVMValueRef v;
-    if (k->add) {
-      LLVMValueRef sa = LLVMBuildTrunc(
-          c->b, LLVMBuildShl(c->b, da, cg_i64c(c, k->left), ""), c->t_i32, "");
-      LLVMValueRef sb = LLVMBuildTrunc(
-          c->b, LLVMBuildShl(c->b, db, cg_i64c(c, k->left), ""), c->t_i32, "");
-      LLVMValueRef ra = cg_requant_apply(c, &k->ra, sa, NULL, false);
-      LLVMValueRef rb = cg_requant_apply(c, &k->rb, sb, NULL, false);
-      v = LLVMBuildAdd(c->b, ra, rb, ""); /* wraps like int32 */
-    } else {
-      LLVMValueRef p = LLVMBuildMul(c->b, da, db, "");
-      p = cg_max_s(c, p, cg_i64c(c, INT32_MIN));
-      p = cg_min_s(c, p, cg_i64c(c, INT32_MAX));
-      v = LLVMBuildTrunc(c->b, p, c->t_i32, "");
-    }
-    return cg_requant_apply(c, &k->ry, v, NULL, false);
+  /* fixed point */
+  LLVMValueRef v;
+  if (k->add) {
+    LLVMValueRef sa = LLVMBuildTrunc(
+        c->b, LLVMBuildShl(c->b, da, cg_i64c(c, k->left), ""), c->t_i32, "");
+    LLVMValueRef sb = LLVMBuildTrunc(
+        c->b, LLVMBuildShl(c->b, db, cg_i64c(c, k->left), ""), c->t_i32, "");
+    LLVMValueRef ra = cg_requant_apply(c, &k->ra, sa, NULL, false);
+    LLVMValueRef rb = cg_requant_apply(c, &k->rb, sb, NULL, false);
+    v = LLVMBuildAdd(c->b, ra, rb, ""); /* wraps like int32 */
+  } else {
+    LLVMValueRef p = LLVMBuildMul(c->b, da, db, "");
+    p = cg_max_s(c, p, cg_i64c(c, INT32_MIN));
+    p = cg_min_s(c, p, cg_i64c(c, INT32_MAX));
+    v = LLVMBuildTrunc(c->b, p, c->t_i32, "");
   }
-  /* float: the reference form's f32 (or f64) arithmetic, then quantize */
-  if (k->narrow)
-    return qbin_f32(c, k, in);
-  LLVMTypeRef ft = k->f64 ? c->t_f64 : c->t_f32;
-  LLVMValueRef fa = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, da, ft, ""),
-                                  LLVMConstReal(ft, k->f64 ? k->a.scale
-                                                           : (float)k->a.scale),
-                                  "");
-  LLVMValueRef fb = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, db, ft, ""),
-                                  LLVMConstReal(ft, k->f64 ? k->b.scale
-                                                           : (float)k->b.scale),
-                                  "");
-  LLVMValueRef x = k->add ? LLVMBuildFAdd(c->b, fa, fb, "")
-                          : LLVMBuildFMul(c->b, fa, fb, "");
-  LLVMValueRef q = LLVMBuildFDiv(
-      c->b, x,
-      LLVMConstReal(ft, k->f64 ? k->y.scale : (float)k->y.scale), "");
-  q = cg_round(c, q, k->r);
-  q = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
-                      LLVMConstReal(ft, 0.0), q, "");
-  LLVMValueRef d = k->f64 ? q : LLVMBuildFPExt(c->b, q, c->t_f64, "");
-  LLVMValueRef lo = cg_f64c(c, (double)(k->lo - k->y.zp));
-  LLVMValueRef hi = cg_f64c(c, (double)(k->hi - k->y.zp));
-  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, d, lo, ""), lo, d,
-                      "");
-  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, d, hi, ""), hi, d,
-                      "");
-  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, d, c->t_i64, ""),
-                      cg_i64c(c, k->y.zp), "");
+  return cg_requant_apply(c, &k->ry, v, NULL, false);
 }
 
 static const char *str_attr(const quill_op *op, const char *name,
@@ -195,8 +194,8 @@ CG_LOWER(cg_lower_qbinary) {
     return cg_op_error(c, "expects per-tensor quantized operands and result");
   if (!quill_rounding_parse(str_attr(op, "rounding", "half_even"), &k.r))
     return cg_op_error(c, "unknown 'rounding'");
-  k.f64 = quill_type_kind_of(quill_type_quant_expressed(y.elem)) ==
-          QUILL_TYPE_F64;
+  k.f64 =
+      quill_type_kind_of(quill_type_quant_expressed(y.elem)) == QUILL_TYPE_F64;
   k.lo = quill_op_attr_int(op, "act_min", k.y.qmin);
   k.hi = quill_op_attr_int(op, "act_max", k.y.qmax);
   k.lo = k.lo > k.y.qmin ? k.lo : k.y.qmin;
@@ -217,8 +216,8 @@ CG_LOWER(cg_lower_qbinary) {
     bool ok;
     if (k.add) {
       unsigned bits = k.a.bits > k.b.bits ? k.a.bits : k.b.bits;
-      k.left = (int)quill_op_attr_int(op, "left_shift",
-                                      quill_qadd_left_shift(bits));
+      k.left =
+          (int)quill_op_attr_int(op, "left_shift", quill_qadd_left_shift(bits));
       ok = k.left >= 0 && k.left <= 31 - (int)bits &&
            one_fixed(c, &k.ra, m[0], s[0], k.r, true, 0, 0, 0) &&
            one_fixed(c, &k.rb, m[1], s[1], k.r, true, 0, 0, 0) &&
@@ -239,7 +238,8 @@ CG_LOWER(cg_lower_qbinary) {
   return st ? st : c->status;
 }
 
-/* ---- lut ------------------------------------------------------------------- */
+/* ---- lut -------------------------------------------------------------------
+ */
 
 typedef struct lutctx {
   const quill_type *xe;
