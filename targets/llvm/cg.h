@@ -421,6 +421,11 @@ CG_SUPPORTS(cg_supports_binary);
 CG_SUPPORTS(cg_supports_float);
 CG_SUPPORTS(cg_supports_cast);
 
+/* lower_reduce.c */
+CG_LOWER(cg_lower_reduce); /* reduce_mean reduce_sum reduce_max reduce_min */
+CG_LOWER(cg_lower_layer_norm);
+CG_SUPPORTS(cg_supports_reduce);
+
 /* The op's fused float activation (relu/clip) applied to an f32 value. */
 LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
 

@@ -80,6 +80,12 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
                              CG_LAY_FOLLOW},
     [QUILL_OP_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0},
     [QUILL_OP_LOG_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0},
+    [QUILL_OP_LAYER_NORM] = {cg_supports_reduce, cg_lower_layer_norm, 0},
+    /* reductions (f32, f64) */
+    [QUILL_OP_REDUCE_MEAN] = {cg_supports_reduce, cg_lower_reduce, 0},
+    [QUILL_OP_REDUCE_SUM] = {cg_supports_reduce, cg_lower_reduce, 0},
+    [QUILL_OP_REDUCE_MAX] = {cg_supports_reduce, cg_lower_reduce, 0},
+    [QUILL_OP_REDUCE_MIN] = {cg_supports_reduce, cg_lower_reduce, 0},
     /* pooling (float and quantized) */
     [QUILL_OP_MAXPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST},
     [QUILL_OP_AVGPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST},

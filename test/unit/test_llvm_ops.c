@@ -214,6 +214,69 @@ static const llvm_case cases[] = {
      "  %g = gemm %f, %fw {trans_b = 1} : tensor<1x10xf32>\n"
      "  %s = softmax %g : tensor<1x10xf32>\n"
      "  return %s\n}\n", 1e-4, 0, 0, 0, false},
+    /* reductions and layer_norm accumulate in double in the reference's
+     * order: bit-exact, except after the float conv (its own rounding) */
+    {"reduce_axes_keepdims_noop",
+     "func @f(%x: tensor<2x3x4x5xf32>) -> (tensor<2x1x4x5xf32>, "
+     "tensor<2x4xf32>, tensor<1x1x1x1xf32>, tensor<f32>, tensor<2x3x4xf32>, "
+     "tensor<2x3x4x5xf32>) {\n"
+     "  %a = reduce_mean %x {axes = [1]} : tensor<2x1x4x5xf32>\n"
+     "  %b = reduce_sum %x {axes = [1, -1], keepdims = 0} : tensor<2x4xf32>\n"
+     "  %c = reduce_max %x : tensor<1x1x1x1xf32>\n"
+     "  %d = reduce_min %x {keepdims = 0} : tensor<f32>\n"
+     "  %e = reduce_max %x {axes = [-1], keepdims = 0} : tensor<2x3x4xf32>\n"
+     "  %g = reduce_sum %x {noop_with_empty_axes = 1} : tensor<2x3x4x5xf32>\n"
+     "  return %a, %b, %c, %d, %e, %g\n}\n", 0, 0, 0, 0, false},
+    /* log of negative inputs: NaN propagates through max, min and mean */
+    {"reduce_nan",
+     "func @f(%x: tensor<3x6xf32>) -> (tensor<3xf32>, tensor<3xf32>, "
+     "tensor<6xf32>) {\n"
+     "  %l = log %x : tensor<3x6xf32>\n"
+     "  %a = reduce_max %l {axes = [1], keepdims = 0} : tensor<3xf32>\n"
+     "  %b = reduce_min %l {axes = [-1], keepdims = 0} : tensor<3xf32>\n"
+     "  %c = reduce_mean %l {axes = [0], keepdims = 0} : tensor<6xf32>\n"
+     "  return %a, %b, %c\n}\n", 0, 0, 0, 0, false},
+    {"reduce_strided_inputs",
+     "func @f(%x: tensor<2x3x4x5xf32>, %w: tensor<6x3x3x3xf32>) -> "
+     "(tensor<2x5xf32>, tensor<2x1x1x3xf32>, tensor<1x4x5x1xf32>, "
+     "tensor<2x6xf32>, tensor<6x2x1x1xf32>) {\n"
+     "  %t = transpose %x {perm = [0, 2, 3, 1]} : tensor<2x4x5x3xf32>\n"
+     "  %a = reduce_mean %t {axes = [-1, 1], keepdims = 0} : tensor<2x5xf32>\n"
+     "  %b = reduce_max %t {axes = [1, 2]} : tensor<2x1x1x3xf32>\n"
+     "  %c = reduce_sum %t {axes = [0, 3]} : tensor<1x4x5x1xf32>\n"
+     "  %k = conv2d %x, %w {pads = [1, 1, 1, 1]} : tensor<2x6x4x5xf32>\n"
+     "  %m = reduce_mean %k {axes = [2, 3], keepdims = 0} : tensor<2x6xf32>\n"
+     "  %u = transpose %k {perm = [1, 0, 2, 3]} : tensor<6x2x4x5xf32>\n"
+     "  %n = reduce_min %u {axes = [-2, -1]} : tensor<6x2x1x1xf32>\n"
+     "  return %a, %b, %c, %m, %n\n}\n", 1e-4, 0, 0, 0, false},
+    {"layer_norm",
+     "func @f(%x: tensor<2x3x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, "
+     "%s2: tensor<3x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>, "
+     "tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<3x2x8xf32>) {\n"
+     "  %a = layer_norm %x, %s, %b : tensor<2x3x8xf32>\n"
+     "  %c = layer_norm %x, %s {axis = -1, epsilon = 0.001} : "
+     "tensor<2x3x8xf32>\n"
+     "  %d = layer_norm %x, %s2, %b {axis = -2} : tensor<2x3x8xf32>\n"
+     "  %e = layer_norm %x, %s {axis = 1} : tensor<2x3x8xf32>\n"
+     "  %t = transpose %x {perm = [1, 0, 2]} : tensor<3x2x8xf32>\n"
+     "  %g = layer_norm %t, %s, %b : tensor<3x2x8xf32>\n"
+     "  return %a, %c, %d, %e, %g\n}\n", 0, 0, 0, 0, false},
+    {"layer_norm_strided_const_scale",
+     "func @f(%x: tensor<4x6x5xf32>) -> (tensor<4x5xf32>, "
+     "tensor<5x6x4xf32>) {\n"
+     "  %t = transpose %x {perm = [2, 1, 0]} : tensor<5x6x4xf32>\n"
+     "  %cst = constant {value = dense<[1.0, 2.0, -0.5, 0.25]> : "
+     "tensor<4xf32>} : tensor<4xf32>\n"
+     "  %a = layer_norm %t, %cst {axis = -2} : tensor<5x6x4xf32>\n"
+     "  %r = reduce_sum %x {axes = [1], keepdims = 0} : tensor<4x5xf32>\n"
+     "  return %r, %a\n}\n", 0, 0, 0, 0, false},
+    {"reduce_layer_norm_f64",
+     "func @f(%x: tensor<3x7xf64>, %s: tensor<7xf64>) -> (tensor<3xf64>, "
+     "tensor<1x7xf64>, tensor<3x7xf64>) {\n"
+     "  %a = reduce_mean %x {axes = [1], keepdims = 0} : tensor<3xf64>\n"
+     "  %b = reduce_max %x {axes = [0]} : tensor<1x7xf64>\n"
+     "  %c = layer_norm %x, %s : tensor<3x7xf64>\n"
+     "  return %a, %b, %c\n}\n", 0, 0, 0, 0, false},
 };
 
 int main(void) {

@@ -1,0 +1,395 @@
+/*
+ * lower_reduce.c - float reductions and layer normalization:
+ * reduce_mean, reduce_sum, reduce_max, reduce_min and layer_norm on f32 or
+ * f64 tensors, computing what the reference does (kernels_norm.c).
+ *
+ *   reduce_*    over `axes` (negative axes count from the end; absent or
+ *               empty: all dims, or a plain copy when noop_with_empty_axes
+ *               is 1), keepdims 0 or 1. One task per output element: the
+ *               task index is split over the kept dims (logical order,
+ *               last fastest) into an input and an output offset, then a
+ *               loop nest over the reduced dims, in logical order (the
+ *               order of the reference's odometer), accumulates in double:
+ *               sum and mean add (mean divides by the reduced count once,
+ *               NaN for an empty reduction), max and min keep NaN as the
+ *               reference does: a = (v > a || isnan(v)) && !isnan(a) ? v
+ *               : a. The result is rounded once to the element type.
+ *   layer_norm  over dims [axis, rank) (axis default -1): one task per row
+ *               (an index over the dims before axis), three passes over
+ *               the row in double: mean, variance (mean of squared
+ *               deviations), then
+ *                 y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias
+ *               evaluated left to right as the reference does (+ 0.0 when
+ *               there is no bias); scale and bias are read through views
+ *               broadcast to the normalized shape, so they may be graph
+ *               inputs as well as constants.
+ *
+ * Operands are views with any strides (transposes, NHWC layouts, slices).
+ * The loop nests drop dims of size 1 and merge a dim into the one before
+ * it when every view the nest walks steps over both contiguously, so a
+ * row-major row is a single loop. Accumulating in double in the
+ * reference's order gives the reference's results (the tests still allow
+ * the usual float tolerance). Quantized and integer operands are not
+ * lowered (the check names them).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "targets/llvm/cg.h"
+
+/* f32 and f64 operands and results, all of one element type. */
+CG_SUPPORTS(cg_supports_reduce) {
+  quill_type *e0 = quill_type_elem(quill_value_type(quill_op_operand(op, 0)));
+  if (quill_type_is_quant(e0))
+    return "quantized operands";
+  quill_type_kind k = quill_type_kind_of(e0);
+  if (k != QUILL_TYPE_F32 && k != QUILL_TYPE_F64)
+    return "operands other than f32 or f64";
+  unsigned nin = quill_op_num_operands(op);
+  for (unsigned i = 0; i < nin + quill_op_num_results(op); i++) {
+    const quill_value *v =
+        i < nin ? quill_op_operand(op, i) : quill_op_result(op, i - nin);
+    quill_type *e = quill_type_elem(quill_value_type(v));
+    if (quill_type_is_quant(e) || quill_type_kind_of(e) != k)
+      return "mixed element types";
+  }
+  return NULL;
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static double attr_num(const quill_op *op, const char *name, double dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
+    return quill_attr_float_value(a);
+  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
+    return (double)quill_attr_int_value(a);
+  return dflt;
+}
+
+/* The LLVM type of a view's (f32 or f64) elements. */
+static LLVMTypeRef float_type(cg *c, const cg_view *v) {
+  return quill_type_kind_of(v->elem) == QUILL_TYPE_F64 ? c->t_f64 : c->t_f32;
+}
+
+/* base[off] of type t, as a double. */
+static LLVMValueRef load_d(cg *c, LLVMTypeRef t, LLVMValueRef base,
+                           LLVMValueRef off) {
+  unsigned al = t == c->t_f64 ? 8 : 4;
+  LLVMValueRef v = cg_load(c, t, cg_gep(c, t, base, off), al);
+  return t == c->t_f64 ? v : LLVMBuildFPExt(c->b, v, c->t_f64, "");
+}
+
+/* base[off] = (t)v for a double v. */
+static void store_d(cg *c, LLVMTypeRef t, LLVMValueRef v, LLVMValueRef base,
+                    LLVMValueRef off) {
+  unsigned al = t == c->t_f64 ? 8 : 4;
+  if (t != c->t_f64)
+    v = LLVMBuildFPTrunc(c->b, v, t, "");
+  cg_store(c, v, cg_gep(c, t, base, off), al);
+}
+
+/* off + i * stride (stride 0 and 1 without the multiply). */
+static LLVMValueRef add_scaled(cg *c, LLVMValueRef off, LLVMValueRef i,
+                               int64_t stride) {
+  if (stride == 0)
+    return off;
+  if (stride != 1)
+    i = LLVMBuildMul(c->b, i, cg_i64c(c, stride), "");
+  return LLVMBuildAdd(c->b, off, i, "");
+}
+
+/* Split a task index t over dims[0..nd) (row-major, last fastest) and add
+ * each index times str[v][d] to off[v], for nv views. */
+static void split_index(cg *c, LLVMValueRef t, unsigned nd,
+                        const int64_t *dims, unsigned nv,
+                        int64_t (*str)[QUILL_MAX_RANK], LLVMValueRef *off) {
+  int outer = -1; /* the first dim of size > 1 takes the quotient as is */
+  for (unsigned d = 0; d < nd && outer < 0; d++)
+    if (dims[d] != 1)
+      outer = (int)d;
+  LLVMValueRef rem = t;
+  for (unsigned d = nd; d-- > 0;) {
+    if (dims[d] == 1)
+      continue;
+    LLVMValueRef i = rem;
+    if ((int)d != outer) {
+      i = LLVMBuildURem(c->b, rem, cg_i64c(c, dims[d]), "");
+      rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, dims[d]), "");
+    }
+    for (unsigned v = 0; v < nv; v++)
+      off[v] = add_scaled(c, off[v], i, str[v][d]);
+  }
+}
+
+/* A loop nest over some dims of up to NEST_V views. */
+#define NEST_V 4
+
+typedef struct nest {
+  unsigned n, nv;                         /* loops, views */
+  int64_t dims[QUILL_MAX_RANK];
+  int64_t str[NEST_V][QUILL_MAX_RANK];
+  cg_loop l[QUILL_MAX_RANK];
+  LLVMValueRef off[NEST_V];               /* element offsets in the body */
+} nest;
+
+/* The nest over dims[0..nd) (outermost first) walked by nv views with
+ * strides str[v][0..nd): dims of size 1 are dropped, and a dim is merged
+ * into the loop before it when str[v][prev] == str[v][d] * dims[d] for
+ * every view (a zero-size dim still makes the nest run zero times). */
+static void nest_init(nest *s, unsigned nv, unsigned nd, const int64_t *dims,
+                      int64_t (*str)[QUILL_MAX_RANK]) {
+  s->n = 0;
+  s->nv = nv;
+  for (unsigned d = 0; d < nd; d++) {
+    if (dims[d] == 1)
+      continue;
+    bool merge = s->n > 0;
+    for (unsigned v = 0; v < nv && merge; v++)
+      merge = s->str[v][s->n - 1] == str[v][d] * dims[d];
+    if (merge) {
+      s->dims[s->n - 1] *= dims[d];
+      for (unsigned v = 0; v < nv; v++)
+        s->str[v][s->n - 1] = str[v][d];
+      continue;
+    }
+    s->dims[s->n] = dims[d];
+    for (unsigned v = 0; v < nv; v++)
+      s->str[v][s->n] = str[v][d];
+    s->n++;
+  }
+}
+
+/* Open the loops; s->off[v] = base[v] + the views' offsets of the current
+ * element. */
+static void nest_begin(cg *c, nest *s, const LLVMValueRef *base) {
+  for (unsigned v = 0; v < s->nv; v++)
+    s->off[v] = base[v];
+  for (unsigned k = 0; k < s->n; k++) {
+    cg_for(c, &s->l[k], 0, s->dims[k], 1);
+    for (unsigned v = 0; v < s->nv; v++)
+      s->off[v] = add_scaled(c, s->off[v], s->l[k].i, s->str[v][k]);
+  }
+}
+
+static void nest_end(cg *c, nest *s) {
+  for (unsigned k = s->n; k-- > 0;)
+    cg_loop_end(c, &s->l[k]);
+}
+
+/* ---- reductions ---------------------------------------------------------- */
+
+/* The reference's NaN-keeping max (gt) or min (!gt) step on doubles. */
+static LLVMValueRef minmax_step(cg *c, bool gt, LLVMValueRef a,
+                                LLVMValueRef v) {
+  LLVMValueRef better = LLVMBuildFCmp(c->b, gt ? LLVMRealOGT : LLVMRealOLT, v,
+                                      a, "");
+  LLVMValueRef vnan = LLVMBuildFCmp(c->b, LLVMRealUNO, v, v, "");
+  LLVMValueRef anum = LLVMBuildFCmp(c->b, LLVMRealORD, a, a, "");
+  LLVMValueRef take =
+      LLVMBuildAnd(c->b, LLVMBuildOr(c->b, better, vnan, ""), anum, "");
+  return LLVMBuildSelect(c->b, take, v, a, "");
+}
+
+CG_LOWER(cg_lower_reduce) {
+  cg_view x = cg_value_view(c, quill_op_operand(op, 0));
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  quill_opcode opc = quill_op_opcode(op);
+  unsigned r = x.rank;
+  int64_t axes[QUILL_MAX_RANK];
+  int64_t n = quill_op_attr_ints(op, "axes", axes, QUILL_MAX_RANK);
+  bool keep = quill_op_attr_int(op, "keepdims", 1) != 0;
+  bool noop = quill_op_attr_int(op, "noop_with_empty_axes", 0) != 0;
+  if (n > (int64_t)r)
+    return cg_op_error(c, "'axes' lists more axes than the operand has");
+  if (n <= 0 && noop) { /* identity */
+    if (y.rank != x.rank || memcmp(y.dims, x.dims, r * sizeof *x.dims))
+      return cg_op_error(c, "result shape differs from operand");
+    cg_copy(c, quill_op_name(op), &y, &x);
+    return c->status;
+  }
+  bool reduced[QUILL_MAX_RANK] = {false};
+  for (unsigned d = 0; d < r && n <= 0; d++)
+    reduced[d] = true;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + (int64_t)r : axes[i];
+    if (a < 0 || a >= (int64_t)r)
+      return cg_op_error(c, "'axes' is out of range");
+    reduced[a] = true;
+  }
+  /* kept dims: x and y strides; reduced dims: x strides */
+  int64_t kdims[QUILL_MAX_RANK], kstr[2][QUILL_MAX_RANK];
+  int64_t rdims[QUILL_MAX_RANK], rstr[1][QUILL_MAX_RANK];
+  unsigned nk = 0, nr = 0, od = 0;
+  int64_t ny = 1, count = 1;
+  for (unsigned d = 0; d < r; d++) {
+    if (reduced[d]) {
+      rdims[nr] = x.dims[d];
+      rstr[0][nr++] = x.strides[d];
+      count *= x.dims[d];
+      if (keep && (od >= y.rank || y.dims[od++] != 1))
+        return cg_op_error(c, "result shape does not match 'axes'");
+      continue;
+    }
+    if (od >= y.rank || y.dims[od] != x.dims[d])
+      return cg_op_error(c, "result shape does not match 'axes'");
+    kdims[nk] = x.dims[d];
+    kstr[0][nk] = x.strides[d];
+    kstr[1][nk++] = y.strides[od++];
+    ny *= x.dims[d];
+  }
+  if (od != y.rank)
+    return cg_op_error(c, "result rank does not match 'axes' and 'keepdims'");
+  if (ny == 0)
+    return QUILL_OK;
+  nest s;
+  nest_init(&s, 1, nr, rdims, rstr);
+  double init = opc == QUILL_OP_REDUCE_MAX   ? -INFINITY
+                : opc == QUILL_OP_REDUCE_MIN ? INFINITY
+                                             : 0.0;
+  LLVMTypeRef tx = float_type(c, &x), ty = float_type(c, &y);
+
+  cg_stage_begin(c, quill_op_name(op), ny);
+  cg_stage_work(c, (double)ny * (double)(count + 1));
+  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  LLVMValueRef accv = cg_var(c, c->t_f64, "acc");
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef off[2] = {cg_i64c(c, 0), cg_i64c(c, 0)};
+  split_index(c, lt.i, nk, kdims, 2, kstr, off);
+  cg_store(c, cg_f64c(c, init), accv, 8);
+  nest_begin(c, &s, off);
+  {
+    LLVMValueRef v = load_d(c, tx, xb, s.off[0]);
+    LLVMValueRef a = cg_load(c, c->t_f64, accv, 8);
+    if (opc == QUILL_OP_REDUCE_MAX || opc == QUILL_OP_REDUCE_MIN)
+      a = minmax_step(c, opc == QUILL_OP_REDUCE_MAX, a, v);
+    else
+      a = LLVMBuildFAdd(c->b, a, v, "");
+    cg_store(c, a, accv, 8);
+  }
+  nest_end(c, &s);
+  LLVMValueRef res = cg_load(c, c->t_f64, accv, 8);
+  if (opc == QUILL_OP_REDUCE_MEAN)
+    res = count ? LLVMBuildFDiv(c->b, res, cg_f64c(c, (double)count), "")
+                : cg_f64c(c, NAN);
+  store_d(c, ty, res, yb, off[1]);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+  return c->status;
+}
+
+/* ---- layer_norm ---------------------------------------------------------- */
+
+CG_LOWER(cg_lower_layer_norm) {
+  cg_view x = cg_value_view(c, quill_op_operand(op, 0));
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  unsigned r = x.rank;
+  int64_t a = quill_op_attr_int(op, "axis", -1);
+  if (a < 0)
+    a += r;
+  if (a < 0 || a >= (int64_t)r)
+    return cg_op_error(c, "'axis' is out of range");
+  unsigned ax = (unsigned)a, nd = r - ax;
+  if (y.rank != r || memcmp(y.dims, x.dims, r * sizeof *x.dims))
+    return cg_op_error(c, "result shape differs from operand");
+  double eps = attr_num(op, "epsilon", 1e-5);
+  bool has_bias = quill_op_num_operands(op) > 2;
+  /* scale and bias broadcast to the normalized dims x.dims[ax..r) */
+  cg_view p[2];
+  for (unsigned i = 0; i < 1u + has_bias; i++) {
+    cg_view v = cg_value_view(c, quill_op_operand(op, 1 + i));
+    for (unsigned d = 0; d + nd < v.rank; d++)
+      if (v.dims[d] != 1)
+        return cg_op_error(c, "scale or bias does not broadcast to the "
+                              "normalized shape");
+    for (unsigned d = 0; d < v.rank && d < nd; d++) {
+      int64_t vd = v.dims[v.rank - 1 - d], xd = x.dims[r - 1 - d];
+      if (vd != 1 && vd != xd)
+        return cg_op_error(c, "scale or bias does not broadcast to the "
+                              "normalized shape");
+    }
+    p[i] = cg_view_broadcast(&v, nd, x.dims + ax);
+  }
+  int64_t outer = 1, inner = 1;
+  for (unsigned d = 0; d < r; d++)
+    *(d < ax ? &outer : &inner) *= x.dims[d];
+  if (outer * inner == 0)
+    return QUILL_OK;
+  /* rows: x, y strides over dims [0, ax); a row: x (stats) or x, y,
+   * scale, bias (output) strides over dims [ax, r) */
+  int64_t ostr[2][QUILL_MAX_RANK], istr[NEST_V][QUILL_MAX_RANK];
+  for (unsigned d = 0; d < r; d++) {
+    if (d < ax) {
+      ostr[0][d] = x.strides[d];
+      ostr[1][d] = y.strides[d];
+      continue;
+    }
+    istr[0][d - ax] = x.strides[d];
+    istr[1][d - ax] = y.strides[d];
+    istr[2][d - ax] = p[0].strides[d - ax];
+    istr[3][d - ax] = has_bias ? p[1].strides[d - ax] : 0;
+  }
+  nest sx, sy;
+  nest_init(&sx, 1, nd, x.dims + ax, istr);
+  nest_init(&sy, 2u + 1u + has_bias, nd, x.dims + ax, istr);
+  LLVMTypeRef tx = float_type(c, &x), ty = float_type(c, &y);
+  LLVMTypeRef tp = float_type(c, &p[0]);
+
+  cg_stage_begin(c, quill_op_name(op), outer);
+  cg_stage_work(c, (double)(outer * inner) * 3.0);
+  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  LLVMValueRef sb = cg_view_base(c, &p[0]);
+  LLVMValueRef bb = has_bias ? cg_view_base(c, &p[1]) : NULL;
+  LLVMValueRef accv = cg_var(c, c->t_f64, "acc");
+  LLVMValueRef n = cg_f64c(c, (double)inner);
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef zero = cg_i64c(c, 0);
+  LLVMValueRef off[NEST_V] = {zero, zero, zero, zero};
+  split_index(c, lt.i, ax, x.dims, 2, ostr, off);
+  /* mean */
+  cg_store(c, cg_f64c(c, 0.0), accv, 8);
+  nest_begin(c, &sx, off);
+  cg_store(c,
+           LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, accv, 8),
+                         load_d(c, tx, xb, sx.off[0]), ""),
+           accv, 8);
+  nest_end(c, &sx);
+  LLVMValueRef mean =
+      LLVMBuildFDiv(c->b, cg_load(c, c->t_f64, accv, 8), n, "mean");
+  /* variance */
+  cg_store(c, cg_f64c(c, 0.0), accv, 8);
+  nest_begin(c, &sx, off);
+  {
+    LLVMValueRef dv =
+        LLVMBuildFSub(c->b, load_d(c, tx, xb, sx.off[0]), mean, "");
+    cg_store(c,
+             LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, accv, 8),
+                           LLVMBuildFMul(c->b, dv, dv, ""), ""),
+             accv, 8);
+  }
+  nest_end(c, &sx);
+  LLVMValueRef var =
+      LLVMBuildFDiv(c->b, cg_load(c, c->t_f64, accv, 8), n, "var");
+  LLVMValueRef se = LLVMBuildFAdd(c->b, var, cg_f64c(c, eps), "");
+  LLVMValueRef sq = cg_intrinsic(c, "llvm.sqrt", &c->t_f64, 1, &se, 1);
+  LLVMValueRef inv = LLVMBuildFDiv(c->b, cg_f64c(c, 1.0), sq, "inv");
+  /* y = (x - mean) * inv * scale + bias */
+  nest_begin(c, &sy, off);
+  {
+    LLVMValueRef v =
+        LLVMBuildFSub(c->b, load_d(c, tx, xb, sy.off[0]), mean, "");
+    v = LLVMBuildFMul(c->b, v, inv, "");
+    v = LLVMBuildFMul(c->b, v, load_d(c, tp, sb, sy.off[2]), "");
+    v = LLVMBuildFAdd(c->b, v,
+                      has_bias ? load_d(c, tp, bb, sy.off[3])
+                               : cg_f64c(c, 0.0),
+                      "");
+    store_d(c, ty, v, yb, sy.off[1]);
+  }
+  nest_end(c, &sy);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+  return c->status;
+}
