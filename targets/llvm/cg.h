@@ -421,6 +421,12 @@ CG_SUPPORTS(cg_supports_binary);
 CG_SUPPORTS(cg_supports_float);
 CG_SUPPORTS(cg_supports_cast);
 
+/* lower_select.c */
+CG_LOWER(cg_lower_compare); /* equal less greater */
+CG_LOWER(cg_lower_where);
+CG_SUPPORTS(cg_supports_compare);
+CG_SUPPORTS(cg_supports_where);
+
 /* The op's fused float activation (relu/clip) applied to an f32 value. */
 LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
 
