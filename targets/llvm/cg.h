@@ -424,6 +424,7 @@ CG_SUPPORTS(cg_supports_cast);
 /* lower_select.c */
 CG_LOWER(cg_lower_compare); /* equal less greater */
 CG_LOWER(cg_lower_where);
+CG_LOWER(cg_lower_conv_transpose2d); /* f32 (cg_supports_float) */
 CG_SUPPORTS(cg_supports_compare);
 CG_SUPPORTS(cg_supports_where);
 

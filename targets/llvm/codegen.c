@@ -80,6 +80,8 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_WHERE] = {cg_supports_where, cg_lower_where, CG_LAY_FOLLOW},
     /* linear algebra and normalization (float) */
     [QUILL_OP_CONV2D] = {cg_supports_float, cg_lower_conv2d, CG_LAY_CHLAST},
+    [QUILL_OP_CONV_TRANSPOSE2D] = {cg_supports_float,
+                                   cg_lower_conv_transpose2d, 0},
     [QUILL_OP_MATMUL] = {cg_supports_float, cg_lower_matmul, 0},
     [QUILL_OP_GEMM] = {cg_supports_float, cg_lower_gemm, 0},
     [QUILL_OP_BATCH_NORM] = {cg_supports_float, cg_lower_batch_norm,

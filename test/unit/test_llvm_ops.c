@@ -272,6 +272,21 @@ static const llvm_case cases[] = {
      "  %wb = where %m, %b, %gh : tensor<2x4x6xbool>\n"
      "  return %wv, %wp, %eb, %gh, %wh, %wb\n"
      "}\n", 0, 0, 0, 0, false},
+    {"conv_transpose2d",
+     "func @f(%x: tensor<1x3x5x5xf32>, %w: tensor<3x4x3x3xf32>, %b: "
+     "tensor<4xf32>, %x2: tensor<2x4x4x3xf32>, %w2: tensor<4x3x2x3xf32>, %w0: "
+     "tensor<2x3x3x3xf32>, %w3: tensor<2x2x3x3xf32>) -> "
+     "(tensor<1x4x10x10xf32>, tensor<2x6x4x8xf32>, tensor<1x2x6x6xf32>) {\n"
+     "  %a = conv_transpose2d %x, %w, %b {strides = [2, 2], pads = [1, 1, 1, "
+     "1], output_padding = [1, 1]} : tensor<1x4x10x10xf32>\n"
+     "  %g = conv_transpose2d %x2, %w2 {group = 2, dilations = [2, 1], "
+     "strides = [1, 3], pads = [0, 1, 2, 0]} : tensor<2x6x4x8xf32>\n"
+     "  %c = conv2d %x, %w0 {strides = [2, 2], pads = [1, 1, 1, 1]} : "
+     "tensor<1x2x3x3xf32>\n"
+     "  %s = conv_transpose2d %c, %w3 {strides = [2, 2], auto_pad = "
+     "\"SAME_UPPER\"} : tensor<1x2x6x6xf32>\n"
+     "  return %a, %g, %s\n"
+     "}\n", 1e-4, 0, 0, 0, false},
 };
 
 int main(void) {
