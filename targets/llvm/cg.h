@@ -426,6 +426,13 @@ CG_LOWER(cg_lower_reduce); /* reduce_mean reduce_sum reduce_max reduce_min */
 CG_LOWER(cg_lower_layer_norm);
 CG_SUPPORTS(cg_supports_reduce);
 
+/* lower_select.c */
+CG_LOWER(cg_lower_compare); /* equal less greater */
+CG_LOWER(cg_lower_where);
+CG_LOWER(cg_lower_conv_transpose2d); /* f32 (cg_supports_float) */
+CG_SUPPORTS(cg_supports_compare);
+CG_SUPPORTS(cg_supports_where);
+
 /* The op's fused float activation (relu/clip) applied to an f32 value. */
 LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
 

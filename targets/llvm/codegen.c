@@ -39,6 +39,7 @@ static CG_LOWER(lower_nop) {
 
 #define UNARY {cg_supports_unary, cg_lower_unary, CG_LAY_FOLLOW}
 #define BINARY {cg_supports_binary, cg_lower_binary, CG_LAY_FOLLOW}
+#define COMPARE {cg_supports_compare, cg_lower_compare, CG_LAY_FOLLOW}
 #define ALIAS {NULL, cg_lower_alias, CG_ALIAS, NULL}
 
 const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
@@ -72,8 +73,15 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_MIN] = BINARY,
     [QUILL_OP_POW] = BINARY,
     [QUILL_OP_PRELU] = BINARY,
+    /* comparisons and select (any non-quantized element type) */
+    [QUILL_OP_EQUAL] = COMPARE,
+    [QUILL_OP_LESS] = COMPARE,
+    [QUILL_OP_GREATER] = COMPARE,
+    [QUILL_OP_WHERE] = {cg_supports_where, cg_lower_where, CG_LAY_FOLLOW},
     /* linear algebra and normalization (float) */
     [QUILL_OP_CONV2D] = {cg_supports_float, cg_lower_conv2d, CG_LAY_CHLAST},
+    [QUILL_OP_CONV_TRANSPOSE2D] = {cg_supports_float,
+                                   cg_lower_conv_transpose2d, 0},
     [QUILL_OP_MATMUL] = {cg_supports_float, cg_lower_matmul, 0},
     [QUILL_OP_GEMM] = {cg_supports_float, cg_lower_gemm, 0},
     [QUILL_OP_BATCH_NORM] = {cg_supports_float, cg_lower_batch_norm,
@@ -123,6 +131,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
 
 #undef UNARY
 #undef BINARY
+#undef COMPARE
 #undef ALIAS
 
 /* ---- value map --------------------------------------------------------------- */

@@ -25,8 +25,7 @@ static int failures, checks;
 
 /* Ops without a lowering (float ops nobody quantizes, training-time ops). */
 static const quill_opcode unsupported[] = {
-    QUILL_OP_EQUAL,      QUILL_OP_LESS,           QUILL_OP_GREATER,
-    QUILL_OP_WHERE,      QUILL_OP_CONV_TRANSPOSE2D, QUILL_OP_FAKE_QUANT,
+    QUILL_OP_FAKE_QUANT,
     QUILL_OP_DYNAMIC_QUANTIZE,
     /* a plugin's op: its meaning is registered at run time (reference
      * evaluator), there is no code to generate for it */
