@@ -16,7 +16,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/attr.h"
 #include "ir/context.h"
+#include "ir/graph.h"
 #include "ir/strbuf.h"
 
 #define DYN QUILL_DIM_DYNAMIC
@@ -755,4 +757,32 @@ bool quill_shape_resize_scales(const quill_shape *in, unsigned n,
   }
   *out = res;
   return true;
+}
+
+bool quill_window_of_conv(const quill_op *op, const quill_type *xt,
+                          const quill_type *wt, bool transpose,
+                          quill_window *w) {
+  quill_window_init(w, 2);
+  int64_t v[4];
+  if (quill_op_attr_ints(op, "strides", v, 4) == 2)
+    memcpy(w->strides, v, 2 * sizeof *v);
+  if (quill_op_attr_ints(op, "dilations", v, 4) == 2)
+    memcpy(w->dilations, v, 2 * sizeof *v);
+  if (quill_op_attr_ints(op, "pads", v, 4) == 4)
+    memcpy(w->pads, v, 4 * sizeof *v);
+  if (quill_op_attr_ints(op, "output_padding", v, 4) == 2)
+    memcpy(w->output_padding, v, 2 * sizeof *v);
+  w->group = quill_op_attr_int(op, "group", 1);
+  const quill_attr *ap = quill_op_attr(op, "auto_pad");
+  const char *aps = ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING
+                        ? quill_attr_string_value(ap, NULL)
+                        : "NOTSET";
+  if (!strcmp(aps, "SAME_UPPER") || !strcmp(aps, "SAME_LOWER"))
+    quill_window_same_pads(w, quill_type_dims(xt) + 2, quill_type_dims(wt) + 2,
+                           aps[5] == 'U', transpose);
+  for (unsigned i = 0; i < 2; i++)
+    if (w->strides[i] < 1 || w->dilations[i] < 1 || w->pads[i] < 0 ||
+        w->pads[i + 2] < 0)
+      return false;
+  return w->group >= 1;
 }

@@ -83,6 +83,15 @@ void quill_window_same_pads(quill_window *w, const int64_t *in,
                             const int64_t *kernel, bool upper,
                             bool transpose);
 
+/* The 2-D window of a conv2d / qconv2d / conv_transpose2d op from its
+ * attributes: strides, dilations, pads, output_padding, group and auto_pad
+ * (SAME_* resolved for the input x and weights w, whose dims 2 and 3 are
+ * spatial). False when they are invalid: strides or dilations below 1,
+ * negative pads, group below 1. */
+bool quill_window_of_conv(const quill_op *op, const quill_type *xt,
+                          const quill_type *wt, bool transpose,
+                          quill_window *w);
+
 /* One output size of a conv/pool window:
  *   floor_or_ceil((in + pb + pe - ((k - 1) * d + 1)) / s) + 1
  * with ceil mode dropping a last window that starts inside the end padding.

@@ -42,26 +42,12 @@ quill_status cg_conv_geom_init(cg *c, const quill_op *op, cg_conv_geom *g) {
       quill_type_rank(yt) != 4)
     return cg_op_error(c, "operands and result must be 4-D");
   quill_window w;
-  quill_window_init(&w, 2);
-  int64_t v[4];
-  if (quill_op_attr_ints(op, "strides", v, 4) == 2)
-    memcpy(w.strides, v, 2 * sizeof *v);
-  if (quill_op_attr_ints(op, "dilations", v, 4) == 2)
-    memcpy(w.dilations, v, 2 * sizeof *v);
-  if (quill_op_attr_ints(op, "pads", v, 4) == 4)
-    memcpy(w.pads, v, 4 * sizeof *v);
-  w.group = quill_op_attr_int(op, "group", 1);
-  const quill_attr *ap = quill_op_attr(op, "auto_pad");
-  const char *aps = ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING
-                        ? quill_attr_string_value(ap, NULL)
-                        : "NOTSET";
-  if (!strcmp(aps, "SAME_UPPER") || !strcmp(aps, "SAME_LOWER"))
-    quill_window_same_pads(&w, quill_type_dims(xt) + 2,
-                           quill_type_dims(wt) + 2, aps[5] == 'U', false);
+  if (!quill_window_of_conv(op, xt, wt, false, &w))
+    return cg_op_error(c, "invalid strides, dilations, pads or group");
   quill_shape xs, ws, os;
   quill_shape_of(xt, &xs);
   quill_shape_of(wt, &ws);
-  if (w.group < 1 || !quill_shape_conv(&xs, &ws, &w, &os, NULL))
+  if (!quill_shape_conv(&xs, &ws, &w, &os, NULL))
     return cg_op_error(c, "operand shapes do not fit");
   for (unsigned d = 0; d < 4; d++)
     if (os.dims[d] != quill_type_dim(yt, d))

@@ -53,27 +53,9 @@ quill_status quill_ref_conv_setup(quill_context *ctx, const quill_op *op,
       quill_type_rank(y->type) != 4)
     return quill_ref_op_error(ctx, op, "operands and result must be 4-D");
   quill_window w;
-  quill_window_init(&w, 2);
-  int64_t v[4];
-  if (quill_op_attr_ints(op, "strides", v, 4) == 2)
-    memcpy(w.strides, v, 2 * sizeof *v);
-  if (quill_op_attr_ints(op, "dilations", v, 4) == 2)
-    memcpy(w.dilations, v, 2 * sizeof *v);
-  if (quill_op_attr_ints(op, "pads", v, 4) == 4)
-    memcpy(w.pads, v, 4 * sizeof *v);
-  if (quill_op_attr_ints(op, "output_padding", v, 4) == 2)
-    memcpy(w.output_padding, v, 2 * sizeof *v);
-  w.group = quill_op_attr_int(op, "group", 1);
-  const char *ap = quill_ref_attr_str(op, "auto_pad", "NOTSET");
-  if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-    quill_window_same_pads(&w, quill_type_dims(xt) + 2, quill_type_dims(wt) + 2,
-                           ap[5] == 'U', transpose);
-  for (unsigned i = 0; i < 2; i++)
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.pads[i] < 0 ||
-        w.pads[i + 2] < 0)
-      return quill_ref_op_error(ctx, op, "invalid strides, dilations or pads");
-  if (w.group < 1)
-    return quill_ref_op_error(ctx, op, "'group' must be positive");
+  if (!quill_window_of_conv(op, xt, wt, transpose, &w))
+    return quill_ref_op_error(ctx, op,
+                              "invalid strides, dilations, pads or group");
   quill_shape xs, ws, os;
   quill_shape_of(xt, &xs);
   quill_shape_of(wt, &ws);
