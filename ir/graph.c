@@ -519,6 +519,16 @@ double quill_op_attr_float(const quill_op *op, const char *name, double dflt) {
   return a && a->kind == QUILL_ATTR_FLOAT ? a->u.f : dflt;
 }
 
+double quill_op_attr_number(const quill_op *op, const char *name,
+                            double dflt) {
+  const quill_attr *a = quill_op_attr(op, name);
+  if (a && a->kind == QUILL_ATTR_FLOAT)
+    return a->u.f;
+  if (a && a->kind == QUILL_ATTR_INT)
+    return (double)a->u.i;
+  return dflt;
+}
+
 int64_t quill_op_attr_ints(const quill_op *op, const char *name, int64_t *out,
                            size_t max) {
   const quill_attr *a = quill_op_attr(op, name);

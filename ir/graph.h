@@ -142,6 +142,9 @@ quill_status quill_op_set_attr(quill_op *op, const char *name,
 /* Typed getters with defaults: return `dflt` if absent or of another kind. */
 int64_t quill_op_attr_int(const quill_op *op, const char *name, int64_t dflt);
 double quill_op_attr_float(const quill_op *op, const char *name, double dflt);
+/* A numeric attribute given as a float or an int (epsilon = 1 or 1.0). */
+double quill_op_attr_number(const quill_op *op, const char *name,
+                            double dflt);
 /* Copy an int-list attribute into out (up to max); return its length, or -1
  * if absent or not an int list. */
 int64_t quill_op_attr_ints(const quill_op *op, const char *name, int64_t *out,

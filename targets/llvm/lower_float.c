@@ -54,15 +54,6 @@ CG_SUPPORTS(cg_supports_cast) {
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static double attr_num(const quill_op *op, const char *name, double dflt) {
-  const quill_attr *a = quill_op_attr(op, name);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
-    return quill_attr_float_value(a);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
-    return (double)quill_attr_int_value(a);
-  return dflt;
-}
-
 /* float f(float) from libm */
 static LLVMValueRef libm1(cg *c, const char *name, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x);
@@ -93,8 +84,8 @@ LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v) {
   if (!strcmp(act, "relu")) /* v > 0 ? v : 0 */
     return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, zero, ""),
                            v, zero, "");
-  float lo = (float)attr_num(op, "activation_min", -INFINITY);
-  float hi = (float)attr_num(op, "activation_max", INFINITY);
+  float lo = (float)quill_op_attr_number(op, "activation_min", -INFINITY);
+  float hi = (float)quill_op_attr_number(op, "activation_max", INFINITY);
   LLVMValueRef l = cg_f32c(c, lo), h = cg_f32c(c, hi);
   v = fsel_lt(c, v, l, l, v);
   return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, h, ""), h, v,
@@ -195,8 +186,8 @@ CG_LOWER(cg_lower_unary) {
                                               [QUILL_OP_HARD_SWISH] = 0.5};
   uctx u;
   u.opc = quill_op_opcode(op);
-  u.alpha = (float)attr_num(op, "alpha", alpha[u.opc]);
-  u.beta = (float)attr_num(op, "beta", beta[u.opc]);
+  u.alpha = (float)quill_op_attr_number(op, "alpha", alpha[u.opc]);
+  u.beta = (float)quill_op_attr_number(op, "beta", beta[u.opc]);
   const quill_attr *ap = quill_op_attr(op, "approximate");
   u.tanh_approx = ap && quill_attr_kind_of(ap) == QUILL_ATTR_STRING &&
                   !strcmp(quill_attr_string_value(ap, NULL), "tanh");
@@ -229,7 +220,7 @@ static bool clip_bound(const quill_op *op, unsigned idx, const char *name,
     *out = quill_attr_dense_get_f64(a, 0);
     return true;
   }
-  *out = attr_num(op, name, dflt);
+  *out = quill_op_attr_number(op, name, dflt);
   return true;
 }
 
@@ -363,7 +354,7 @@ CG_LOWER(cg_lower_batch_norm) {
     if (quill_type_num_elements(quill_attr_dense_type(p[i])) != C)
       return cg_op_error(c, "scale, bias, mean and var must have C elements");
   }
-  double eps = attr_num(op, "epsilon", 1e-5);
+  double eps = quill_op_attr_number(op, "epsilon", 1e-5);
   float *sb = quill_alloc(c->ctx, (size_t)(C > 0 ? 2 * C : 1) * sizeof *sb);
   if (!sb)
     return QUILL_ERR_NOMEM;

@@ -58,15 +58,6 @@ CG_SUPPORTS(cg_supports_reduce) {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static double attr_num(const quill_op *op, const char *name, double dflt) {
-  const quill_attr *a = quill_op_attr(op, name);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
-    return quill_attr_float_value(a);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
-    return (double)quill_attr_int_value(a);
-  return dflt;
-}
-
 /* The LLVM type of a view's (f32 or f64) elements. */
 static LLVMTypeRef float_type(cg *c, const cg_view *v) {
   return quill_type_kind_of(v->elem) == QUILL_TYPE_F64 ? c->t_f64 : c->t_f32;
@@ -293,7 +284,7 @@ CG_LOWER(cg_lower_layer_norm) {
   unsigned ax = (unsigned)a, nd = r - ax;
   if (y.rank != r || memcmp(y.dims, x.dims, r * sizeof *x.dims))
     return cg_op_error(c, "result shape differs from operand");
-  double eps = attr_num(op, "epsilon", 1e-5);
+  double eps = quill_op_attr_number(op, "epsilon", 1e-5);
   bool has_bias = quill_op_num_operands(op) > 2;
   /* scale and bias broadcast to the normalized dims x.dims[ax..r) */
   cg_view p[2];

@@ -62,8 +62,6 @@ quill_status quill_ref_fbuf_write(quill_context *ctx, quill_tensor *t,
 void quill_ref_fbuf_release(quill_context *ctx, quill_tensor *t,
                             quill_ref_fbuf *b);
 
-/* A numeric attribute given as a float or an int (dflt if absent). */
-double quill_ref_attr_num(const quill_op *op, const char *name, double dflt);
 /* A string attribute (dflt if absent or not a string). */
 const char *quill_ref_attr_str(const quill_op *op, const char *name,
                                const char *dflt);

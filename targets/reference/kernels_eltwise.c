@@ -35,16 +35,6 @@ static domain domain_of(const quill_tensor *t) {
   }
 }
 
-/* A numeric attribute given as a float or an int. */
-static double attr_num(const quill_op *op, const char *name, double dflt) {
-  const quill_attr *a = quill_op_attr(op, name);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
-    return quill_attr_float_value(a);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
-    return (double)quill_attr_int_value(a);
-  return dflt;
-}
-
 static quill_status shape_error(quill_context *ctx, const quill_op *op) {
   return quill_error(ctx, quill_op_loc(op),
                      "reference: operand shapes of '%s' do not broadcast to "
@@ -172,7 +162,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_unary) {
   size_t n = quill_tensor_num_elements(y);
   if (quill_tensor_num_elements(x) != n)
     return shape_error(ctx, op);
-  uparams p = {attr_num(op, "alpha", d->alpha), attr_num(op, "beta", d->beta),
+  uparams p = {quill_op_attr_number(op, "alpha", d->alpha),
+               quill_op_attr_number(op, "beta", d->beta),
                false, !quill_type_is_signed(quill_type_elem(y->type))};
   const quill_attr *approx = quill_op_attr(op, "approximate");
   if (approx && quill_attr_kind_of(approx) == QUILL_ATTR_STRING) {
@@ -209,7 +200,7 @@ static bool clip_bound(const quill_op *op, const quill_tensor *in,
     *out = quill_tensor_get_f64(&in[idx], 0);
     return true;
   }
-  *out = attr_num(op, name, dflt);
+  *out = quill_op_attr_number(op, name, dflt);
   return true;
 }
 

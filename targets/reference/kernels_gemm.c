@@ -166,8 +166,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_gemm) {
   quill_tensor *y = &out[0];
   bool ta = quill_op_attr_int(op, "trans_a", 0) != 0;
   bool tb = quill_op_attr_int(op, "trans_b", 0) != 0;
-  double alpha = quill_ref_attr_num(op, "alpha", 1.0);
-  double beta = quill_ref_attr_num(op, "beta", 1.0);
+  double alpha = quill_op_attr_number(op, "alpha", 1.0);
+  double beta = quill_op_attr_number(op, "beta", 1.0);
   if (quill_type_rank(a->type) != 2 || quill_type_rank(b->type) != 2 ||
       quill_type_rank(y->type) != 2)
     return quill_ref_op_error(ctx, op, "operands and result must be 2-D");

@@ -48,7 +48,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_batch_norm) {
     if (quill_tensor_num_elements(&in[i]) != C)
       return quill_ref_op_error(ctx, op, "scale, bias, mean and var must "
                                          "have C elements");
-  double eps = quill_ref_attr_num(op, "epsilon", 1e-5);
+  double eps = quill_op_attr_number(op, "epsilon", 1e-5);
   quill_ref_fbuf fx = {0}, fy = {0};
   quill_status st;
   if ((st = quill_ref_fbuf_read(ctx, x, &fx)) ||
@@ -96,7 +96,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_layer_norm) {
     return quill_ref_op_error(ctx, op, "'axis' is out of range");
   if (quill_tensor_num_elements(y) != quill_tensor_num_elements(x))
     return quill_ref_op_error(ctx, op, "result shape differs from operand");
-  double eps = quill_ref_attr_num(op, "epsilon", 1e-5);
+  double eps = quill_op_attr_number(op, "epsilon", 1e-5);
   size_t inner = 1;
   for (unsigned d = ax; d < r; d++)
     inner *= (size_t)quill_type_dim(x->type, d);

@@ -241,9 +241,9 @@ QUILL_REF_KERNEL(quill_ref_kernel_resize) {
     return quill_ref_op_error(ctx, op, "unsupported resize attributes");
   if (quill_type_rank(y->type) != r)
     return quill_ref_op_error(ctx, op, "result rank differs from operand");
-  double a = quill_ref_attr_num(op, "cubic_coeff_a", -0.75);
+  double a = quill_op_attr_number(op, "cubic_coeff_a", -0.75);
   bool exclude = quill_op_attr_int(op, "exclude_outside", 0) != 0;
-  double extrap = quill_ref_attr_num(op, "extrapolation_value", 0.0);
+  double extrap = quill_op_attr_number(op, "extrapolation_value", 0.0);
   bool has_scales = quill_op_attr(op, "scales") != NULL;
   size_t total_map = 0;
   for (unsigned d = 0; d < r; d++) {

@@ -329,15 +329,6 @@ void quill_ref_fbuf_release(quill_context *ctx, quill_tensor *t,
   memset(b, 0, sizeof *b);
 }
 
-double quill_ref_attr_num(const quill_op *op, const char *name, double dflt) {
-  const quill_attr *a = quill_op_attr(op, name);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_FLOAT)
-    return quill_attr_float_value(a);
-  if (a && quill_attr_kind_of(a) == QUILL_ATTR_INT)
-    return (double)quill_attr_int_value(a);
-  return dflt;
-}
-
 const char *quill_ref_attr_str(const quill_op *op, const char *name,
                                const char *dflt) {
   const quill_attr *a = quill_op_attr(op, name);
@@ -492,8 +483,8 @@ static quill_status apply_fused_activation(quill_context *ctx,
   bool relu = strcmp(act, "relu") == 0;
   if (!relu && strcmp(act, "clip") != 0)
     return quill_ref_op_error(ctx, op, "unknown fused activation");
-  double lo = quill_ref_attr_num(op, "activation_min", -INFINITY);
-  double hi = quill_ref_attr_num(op, "activation_max", INFINITY);
+  double lo = quill_op_attr_number(op, "activation_min", -INFINITY);
+  double hi = quill_op_attr_number(op, "activation_max", INFINITY);
   for (unsigned r = 0; r < quill_op_num_results(op); r++) {
     quill_tensor *t = &out[r];
     quill_type_kind k = quill_tensor_elem_kind(t);
