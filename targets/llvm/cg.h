@@ -433,6 +433,13 @@ CG_LOWER(cg_lower_conv_transpose2d); /* f32 (cg_supports_float) */
 CG_SUPPORTS(cg_supports_compare);
 CG_SUPPORTS(cg_supports_where);
 
+/* The float convs' last step for one output pixel (n, oh, ow):
+ * y[n, m, oh, ow] = act(acc[m] + bias[m]) for m < M; bv NULL without bias
+ * (lower_float.c). */
+void cg_float_conv_store(cg *c, const quill_op *op, LLVMValueRef acc,
+                         int64_t M, const cg_view *bv, LLVMValueRef bb,
+                         const cg_view *y, LLVMValueRef yb, LLVMValueRef n,
+                         LLVMValueRef oh, LLVMValueRef ow);
 /* The op's fused float activation (relu/clip) applied to an f32 value. */
 LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
 

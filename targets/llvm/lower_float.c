@@ -468,6 +468,31 @@ CG_LOWER(cg_lower_softmax) {
 
 /* ---- conv2d ---------------------------------------------------------------------- */
 
+void cg_float_conv_store(cg *c, const quill_op *op, LLVMValueRef acc,
+                         int64_t M, const cg_view *bv, LLVMValueRef bb,
+                         const cg_view *y, LLVMValueRef yb, LLVMValueRef n,
+                         LLVMValueRef oh, LLVMValueRef ow) {
+  cg_loop lm;
+  cg_for(c, &lm, 0, M, 1);
+  LLVMValueRef s = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, acc, lm.i), 4);
+  if (bv)
+    s = LLVMBuildFAdd(
+        c->b, s,
+        cg_load(c, c->t_f32,
+                cg_gep(c, c->t_f32, bb,
+                       LLVMBuildMul(c->b, lm.i, cg_i64c(c, bv->strides[0]), "")),
+                4),
+        "");
+  s = cg_float_activation(c, op, s);
+  LLVMValueRef idx[4] = {n, lm.i, oh, ow}, yo = cg_i64c(c, 0);
+  for (unsigned d = 0; d < 4; d++)
+    yo = LLVMBuildAdd(
+        c->b, yo, LLVMBuildMul(c->b, idx[d], cg_i64c(c, y->strides[d]), ""),
+        "");
+  cg_store(c, s, cg_gep(c, c->t_f32, yb, yo), 4);
+  cg_loop_end(c, &lm);
+}
+
 /* Direct convolution, output channels innermost (contiguous in NHWC):
  *   acc[m] = sum over taps inside the image, channels of the group;
  *   y = acc + bias, then the fused activation. */
@@ -535,23 +560,8 @@ CG_LOWER(cg_lower_conv2d) {
   cg_loop_end(c, &lj);
   cg_if_end(c, &fi);
   cg_loop_end(c, &li);
-  cg_for(c, &lm, 0, g.M, 1);
-  LLVMValueRef s = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, acc, lm.i), 4);
-  if (has_b)
-    s = LLVMBuildFAdd(
-        c->b, s,
-        cg_load(c, c->t_f32,
-                cg_gep(c, c->t_f32, bb,
-                       LLVMBuildMul(c->b, lm.i, cg_i64c(c, bv.strides[0]), "")),
-                4),
-        "");
-  s = cg_float_activation(c, op, s);
-  LLVMValueRef yo = LLVMBuildMul(c->b, n, cg_i64c(c, y.strides[0]), "");
-  yo = LLVMBuildAdd(c->b, yo, LLVMBuildMul(c->b, lm.i, cg_i64c(c, y.strides[1]), ""), "");
-  yo = LLVMBuildAdd(c->b, yo, LLVMBuildMul(c->b, oh, cg_i64c(c, y.strides[2]), ""), "");
-  yo = LLVMBuildAdd(c->b, yo, LLVMBuildMul(c->b, low.i, cg_i64c(c, y.strides[3]), ""), "");
-  cg_store(c, s, cg_gep(c, c->t_f32, yb, yo), 4);
-  cg_loop_end(c, &lm);
+  cg_float_conv_store(c, op, acc, g.M, has_b ? &bv : NULL, bb, &y, yb, n, oh,
+                      low.i);
   cg_loop_end(c, &low);
   cg_loop_end(c, &lt);
   cg_stage_end(c);

@@ -296,18 +296,8 @@ CG_LOWER(cg_lower_conv_transpose2d) {
   cg_loop_end(c, &lj);
   cg_if_end(c, &fi);
   cg_loop_end(c, &li);
-  cg_for(c, &lm, 0, g.M, 1);
-  LLVMValueRef s = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, acc, lm.i), 4);
-  if (has_b)
-    s = LLVMBuildFAdd(
-        c->b, s,
-        cg_load(c, c->t_f32,
-                cg_gep(c, c->t_f32, bb,
-                       LLVMBuildMul(c->b, lm.i, cg_i64c(c, bv.strides[0]), "")),
-                4),
-        "");
-  cg_store(c, s, at4(c, yb, &y, n, lm.i, oh, low.i), 4);
-  cg_loop_end(c, &lm);
+  cg_float_conv_store(c, op, acc, g.M, has_b ? &bv : NULL, bb, &y, yb, n, oh,
+                      low.i);
   cg_loop_end(c, &low);
   cg_loop_end(c, &lt);
   cg_stage_end(c);
