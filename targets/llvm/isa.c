@@ -300,10 +300,16 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
                             (!t->host || host_amx_state());
   if (o->isa != QUILL_LLVM_ISA_AUTO) {
     if (o->isa >= QUILL_LLVM_ISA_COUNT || !can[o->isa]) {
+      bool os = o->isa == QUILL_LLVM_ISA_AMX && t->amx &&
+                can[QUILL_LLVM_ISA_AVX512_VNNI];
       quill_error(ctx, nowhere, "instruction path '%s' is not available on "
-                                "CPU '%s' with features '%s' (target '%s')",
+                                "CPU '%s' with features '%s' (target '%s')%s",
                   quill_llvm_isa_name(o->isa), t->cpu,
-                  *t->features ? t->features : "(none)", t->triple);
+                  *t->features ? t->features : "(none)", t->triple,
+                  !os ? ""
+                  : t->host ? ": the running Linux does not offer the AMX "
+                              "tile state, or this is not x86-64 Linux"
+                            : ": the amx path needs an x86-64 Linux target");
       cg_target_free(ctx, t);
       return QUILL_ERR_INVALID;
     }
