@@ -598,19 +598,8 @@ static quill_status write_unsupported(tflite_exporter *ex, const quill_op *op) {
              "op '%s' has no TFLite builtin: written as custom op 'quill.%s' "
              "(the runtime needs a registered kernel for it)",
              quill_op_name(op), quill_op_name(op));
-  unsigned no = quill_op_num_operands(op), nr = quill_op_num_results(op);
-  int32_t *ins = tx_alloc(ex, (no ? no : 1) * sizeof *ins);
-  int32_t *outs = tx_alloc(ex, (nr ? nr : 1) * sizeof *outs);
-  if (!ins || !outs)
-    return QUILL_ERR_NOMEM;
-  for (unsigned i = 0; i < no; i++)
-    ins[i] = tx_in(ex, op, i, TX_NATIVE);
-  for (unsigned i = 0; i < nr; i++)
-    outs[i] = tx_out(ex, op, i);
-  tx_op *o = tx_emit(ex, TFL_OP_CUSTOM, no, ins, nr, outs);
-  if (o)
-    o->custom_code = tx_printf(ex, "quill.%s", quill_op_name(op));
-  return o ? QUILL_OK : QUILL_ERR_NOMEM;
+  const char *code = tx_printf(ex, "quill.%s", quill_op_name(op));
+  return code ? tx_write_as_custom(ex, op, code) : QUILL_ERR_NOMEM;
 }
 
 static quill_status lower(tflite_exporter *ex) {

@@ -324,6 +324,10 @@ quill_status tx_write_cast(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_custom(tflite_exporter *ex, const quill_op *op);
+/* Write op as a CUSTOM operator with custom_code `code` (its operands and
+ * results in Quill's layout). */
+quill_status tx_write_as_custom(tflite_exporter *ex, const quill_op *op,
+                                const char *code);
 /* Shared: the fused activation of the current op's output (float
  * `activation` attribute, integer act_min/act_max, or folded), or an error
  * if TFLite cannot fuse it. Float ops with a clip that cannot be fused get

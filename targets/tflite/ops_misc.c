@@ -634,10 +634,8 @@ quill_status tx_write_cast(tflite_exporter *ex, const quill_op *op) {
  * and no options (the runtime needs a kernel registered under that code;
  * the op's other attributes are not written). Operands and results in
  * Quill's own layout (NCHW), as a custom kernel cannot be told otherwise. */
-quill_status tx_write_custom(tflite_exporter *ex, const quill_op *op) {
-  const char *name = quill_op_custom_name(op);
-  if (!name)
-    return tx_error(ex, op, "a custom op needs a string attribute 'name'");
+quill_status tx_write_as_custom(tflite_exporter *ex, const quill_op *op,
+                                const char *code) {
   unsigned no = quill_op_num_operands(op), nr = quill_op_num_results(op);
   int32_t *ins = tx_alloc(ex, (no ? no : 1) * sizeof *ins);
   int32_t *outs = tx_alloc(ex, (nr ? nr : 1) * sizeof *outs);
@@ -649,8 +647,15 @@ quill_status tx_write_custom(tflite_exporter *ex, const quill_op *op) {
     outs[i] = tx_out(ex, op, i);
   tx_op *o = tx_emit(ex, TFL_OP_CUSTOM, no, ins, nr, outs);
   if (o)
-    o->custom_code = tx_printf(ex, "%s", name);
+    o->custom_code = tx_printf(ex, "%s", code);
   return o && o->custom_code ? QUILL_OK : QUILL_ERR_NOMEM;
+}
+
+quill_status tx_write_custom(tflite_exporter *ex, const quill_op *op) {
+  const char *name = quill_op_custom_name(op);
+  if (!name)
+    return tx_error(ex, op, "a custom op needs a string attribute 'name'");
+  return tx_write_as_custom(ex, op, name);
 }
 
 /* ---- quantization ops -------------------------------------------------------------------------------- */
