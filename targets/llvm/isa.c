@@ -20,6 +20,7 @@
  * state (arch_prctl ARCH_GET_XCOMP_SUPP).
  */
 #define _DEFAULT_SOURCE /* syscall() */
+#include <stdio.h>
 #include <string.h>
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
@@ -199,6 +200,37 @@ static bool host_amx_state(void) {
 #endif
 }
 
+/* Which instruction paths the target's features allow. A host compile
+ * (the host CPU, not a --mcpu) gets the amx path only if the running
+ * kernel offers the tile state; for a named CPU the generated code asks
+ * for it when it runs. */
+static void target_paths(cg_target *t, bool host_cpu,
+                         bool can[QUILL_LLVM_ISA_COUNT]) {
+  memset(can, 0, QUILL_LLVM_ISA_COUNT * sizeof *can);
+  can[QUILL_LLVM_ISA_PORTABLE] = true;
+  can[QUILL_LLVM_ISA_AVX2] = t->x86 && t->avx2;
+  /* vpdpbusd on ymm: VEX (avx-vnni) or EVEX (avx512-vnni + avx512vl) */
+  can[QUILL_LLVM_ISA_AVX_VNNI] =
+      t->x86 && t->avx2 && (t->avxvnni || (t->avx512vnni && t->avx512vl));
+  can[QUILL_LLVM_ISA_AVX512_VNNI] =
+      t->x86 && t->avx512f && t->avx512bw && t->avx512vnni;
+  t->linux_os = strstr(t->triple, "-linux") != NULL;
+  can[QUILL_LLVM_ISA_AMX] = can[QUILL_LLVM_ISA_AVX512_VNNI] && t->amx &&
+                            t->linux_os && !strncmp(t->triple, "x86_64", 6) &&
+                            (!host_cpu || host_amx_state());
+}
+
+/* "portable, avx2, ..." */
+static void paths_list(const bool can[QUILL_LLVM_ISA_COUNT], char *buf,
+                       size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (unsigned i = QUILL_LLVM_ISA_PORTABLE; i < QUILL_LLVM_ISA_COUNT; i++)
+    if (can[i] && n < size)
+      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "",
+                            isa_names[i]);
+}
+
 void cg_target_free(quill_context *ctx, cg_target *t) {
   if (t->triple)
     quill_string_free(ctx, t->triple);
@@ -286,28 +318,20 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     cg_target_free(ctx, t);
     return QUILL_ERR_INVALID;
   }
-  bool can[QUILL_LLVM_ISA_COUNT] = {
-      [QUILL_LLVM_ISA_PORTABLE] = true,
-      [QUILL_LLVM_ISA_AVX2] = t->x86 && t->avx2,
-      [QUILL_LLVM_ISA_AVX_VNNI] = t->x86 && t->avx2 &&
-                                  (t->avxvnni || (t->avx512vnni && t->avx512vl)),
-      [QUILL_LLVM_ISA_AVX512_VNNI] = t->x86 && t->avx512f && t->avx512bw &&
-                                     t->avx512vnni,
-  };
-  t->linux_os = strstr(t->triple, "-linux") != NULL;
-  can[QUILL_LLVM_ISA_AMX] = can[QUILL_LLVM_ISA_AVX512_VNNI] && t->amx &&
-                            t->linux_os && !strncmp(t->triple, "x86_64", 6) &&
-                            (!t->host || host_amx_state());
+  bool can[QUILL_LLVM_ISA_COUNT];
+  target_paths(t, host_cpu, can);
   if (o->isa != QUILL_LLVM_ISA_AUTO) {
     if (o->isa >= QUILL_LLVM_ISA_COUNT || !can[o->isa]) {
       bool os = o->isa == QUILL_LLVM_ISA_AMX && t->amx &&
                 can[QUILL_LLVM_ISA_AVX512_VNNI];
+      char have[128];
+      paths_list(can, have, sizeof have);
       quill_error(ctx, nowhere, "instruction path '%s' is not available on "
-                                "CPU '%s' with features '%s' (target '%s')%s",
-                  quill_llvm_isa_name(o->isa), t->cpu,
-                  *t->features ? t->features : "(none)", t->triple,
+                                "CPU '%s' (target '%s'; paths available: "
+                                "%s)%s",
+                  quill_llvm_isa_name(o->isa), t->cpu, t->triple, have,
                   !os ? ""
-                  : t->host ? ": the running Linux does not offer the AMX "
+                  : host_cpu ? ": the running Linux does not offer the AMX "
                               "tile state, or this is not x86-64 Linux"
                             : ": the amx path needs an x86-64 Linux target");
       cg_target_free(ctx, t);
@@ -321,6 +345,29 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
              : can[QUILL_LLVM_ISA_AVX2]      ? QUILL_LLVM_ISA_AVX2
                                              : QUILL_LLVM_ISA_PORTABLE;
   }
+  return QUILL_OK;
+}
+
+quill_status quill_llvm_isa_paths(quill_context *ctx,
+                                  const quill_llvm_options *o,
+                                  unsigned *paths, quill_llvm_isa *best) {
+  quill_llvm_options auto_o = *o;
+  auto_o.isa = QUILL_LLVM_ISA_AUTO;
+  cg_target t;
+  quill_status st = cg_target_init(ctx, &auto_o, &t);
+  if (st)
+    return st;
+  bool can[QUILL_LLVM_ISA_COUNT];
+  target_paths(&t, t.host && !o->cpu, can);
+  unsigned mask = 0;
+  for (unsigned i = QUILL_LLVM_ISA_PORTABLE; i < QUILL_LLVM_ISA_COUNT; i++)
+    if (can[i])
+      mask |= 1u << i;
+  if (paths)
+    *paths = mask;
+  if (best)
+    *best = t.isa;
+  cg_target_free(ctx, &t);
   return QUILL_OK;
 }
 

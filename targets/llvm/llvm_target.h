@@ -73,6 +73,17 @@ typedef struct quill_llvm_options {
 /* Set the defaults above. */
 void quill_llvm_options_init(quill_llvm_options *o);
 
+/* The instruction paths the target in `o` (triple, cpu, features; isa is
+ * ignored) can run: bit (1u << QUILL_LLVM_ISA_X) of *paths for each, and
+ * in *best the one AUTO picks (either pointer may be NULL). This is the
+ * one source of truth the compiler itself uses: for the host (no triple,
+ * no cpu) it reads the running CPU's features and, for amx, asks the
+ * running kernel for the tile state. Errors: a bad triple or cpu
+ * (QUILL_ERR_INVALID, with a diagnostic). */
+quill_status quill_llvm_isa_paths(quill_context *ctx,
+                                  const quill_llvm_options *o,
+                                  unsigned *paths, quill_llvm_isa *best);
+
 /* True if `name` is a C identifier (letters, digits, '_', not starting
  * with a digit, not a C keyword). */
 bool quill_llvm_is_c_identifier(const char *name);
@@ -159,7 +170,8 @@ quill_llvm_isa quill_llvm_jit_isa(const quill_llvm_jit *j);
  * output per result allocated through the context (free them with
  * quill_ref_tensors_free). Errors leave the outputs zeroed. Runs on one
  * JIT object must not overlap (they share its scratch buffer); use one
- * object per thread. */
+ * object per thread. An overlapping run is refused (QUILL_ERR_INVALID,
+ * with a diagnostic), never run on the shared scratch. */
 quill_status quill_llvm_jit_run(quill_llvm_jit *j, const quill_tensor *inputs,
                                 unsigned n_in, quill_tensor *outputs,
                                 unsigned n_out);
