@@ -302,7 +302,9 @@ quill_status cg_header_text(cg *c, quill_llvm_compiled *r) {
       " * Buffers are dense row-major (the model's NCHW order); quantized\n"
       " * tensors hold their storage integers. Outputs must not overlap\n"
       " * inputs. The scratch buffer is reused across calls; calls on one\n"
-      " * scratch buffer must not run concurrently.\n */\n",
+      " * scratch buffer must not run concurrently. Any number of threads\n"
+      " * may call the model at once, each with its own scratch buffer.\n"
+      " */\n",
       name, libm ? " -lm" : "",
       c->opts.threads > 1 ? " quill_rt.c -lpthread  (quill compile writes "
                             "quill_rt.c next to the object; or define "

@@ -11,6 +11,7 @@
  *   lookup NAME_run_argv ──> called by quill_llvm_jit_run with the tensors'
  *   data pointers and a 64-byte aligned scratch buffer owned by the JIT.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include <llvm-c/LLJIT.h>
@@ -36,6 +37,7 @@ struct quill_llvm_jit {
   quill_type **in_types, **out_types;
   void *scratch_raw; /* quill_alloc'd, scratch_size + 64 bytes */
   size_t scratch_size;
+  atomic_int busy; /* a run is using scratch_raw */
 };
 
 static quill_status llvm_error(quill_context *ctx, LLVMErrorRef e,
@@ -225,7 +227,16 @@ quill_status quill_llvm_jit_run_into(quill_llvm_jit *j,
     ptrs[n_in + i] = outputs[i].data;
   uintptr_t s = (uintptr_t)j->scratch_raw;
   ptrs[np - 1] = (void *)((s + 63) & ~(uintptr_t)63);
+  if (atomic_exchange(&j->busy, 1)) { /* the scratch is in use */
+    if (ptrs != stack)
+      quill_free(ctx, ptrs, np * sizeof *ptrs);
+    return quill_error(ctx, quill_loc_unknown(),
+                       "llvm jit: run while another thread runs the same JIT "
+                       "object (they would share its scratch buffer): use "
+                       "one JIT object per thread");
+  }
   int rc = j->run_argv(ptrs);
+  atomic_store(&j->busy, 0);
   if (ptrs != stack)
     quill_free(ctx, ptrs, np * sizeof *ptrs);
   if (rc)

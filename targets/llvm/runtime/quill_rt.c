@@ -19,6 +19,12 @@
  * Quill's JIT compiles this same file with QUILL_RT_NO_DEFAULT and uses the
  * explicit pool API (quill_rt_pool_*), one pool per JIT instance.
  *
+ * Any number of threads may run models at once (each with its own
+ * scratch): a pool serves one caller's stage at a time, and a caller that
+ * finds it busy (another thread is in a stage) runs its own stage on its
+ * own thread instead of waiting, so concurrent callers never share the
+ * pool's stage slot and none of them blocks on another.
+ *
  * A model runs its stages back to back, microseconds apart, so handing a
  * stage over must be cheap: a stage is a bump of an atomic generation
  * number, workers spin on it for a while (pause instructions, and a
@@ -64,6 +70,7 @@ typedef struct quill_rt_pool {
   atomic_ulong generation; /* bumped once per parallel_for */
   atomic_int pending;      /* workers still running this generation */
   atomic_int stop;
+  atomic_int busy;         /* a caller owns the stage slot below */
   quill_rt_task_fn fn;     /* written before the generation bump */
   void *args;
   int64_t ntasks;
@@ -133,6 +140,7 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   atomic_init(&pool->generation, 0);
   atomic_init(&pool->pending, 0);
   atomic_init(&pool->stop, 0);
+  atomic_init(&pool->busy, 0);
   int nw = nthreads > 1 ? nthreads - 1 : 0;
   pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
   if (!pool->threads) {
@@ -175,8 +183,10 @@ void quill_rt_pool_destroy(quill_rt_pool *pool) {
  * pool runs everything on the caller. */
 void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
                        int64_t ntasks) {
-  if (!pool || pool->nworkers == 0 || ntasks < 2) {
-    fn(args, 0, ntasks);
+  if (!pool || pool->nworkers == 0 || ntasks < 2 ||
+      atomic_exchange_explicit(&pool->busy, 1, memory_order_acquire)) {
+    fn(args, 0, ntasks); /* no pool, nothing to split, or another caller's
+                            stage is running on it */
     return;
   }
   pool->fn = fn;
@@ -203,18 +213,15 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
       pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
   }
+  atomic_store_explicit(&pool->busy, 0, memory_order_release);
 }
 
 #ifndef QUILL_RT_NO_DEFAULT
-/* The process-wide pool of the shipped shim (created once, on first use,
- * with the thread count of the first call). */
-static quill_rt_pool *default_pool;
-static int default_threads;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-
-static void default_init(void) {
-  default_pool = quill_rt_pool_create(default_threads);
-}
+/* The process-wide pool of the shipped shim, created on first use with
+ * the thread count of the first call (under a lock: several threads may
+ * make their first call at once). */
+static quill_rt_pool *_Atomic default_pool;
+static pthread_mutex_t default_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void quill_rt_parallel_for(quill_rt_task_fn fn, void *args, int64_t ntasks,
                            int32_t nthreads) {
@@ -222,9 +229,17 @@ void quill_rt_parallel_for(quill_rt_task_fn fn, void *args, int64_t ntasks,
     fn(args, 0, ntasks);
     return;
   }
-  if (!default_threads)
-    default_threads = nthreads;
-  pthread_once(&default_once, default_init);
-  quill_rt_pool_run(default_pool, fn, args, ntasks);
+  quill_rt_pool *pool =
+      atomic_load_explicit(&default_pool, memory_order_acquire);
+  if (!pool) {
+    pthread_mutex_lock(&default_mu);
+    pool = atomic_load_explicit(&default_pool, memory_order_relaxed);
+    if (!pool) {
+      pool = quill_rt_pool_create(nthreads);
+      atomic_store_explicit(&default_pool, pool, memory_order_release);
+    }
+    pthread_mutex_unlock(&default_mu);
+  }
+  quill_rt_pool_run(pool, fn, args, ntasks); /* NULL: runs on the caller */
 }
 #endif
