@@ -226,6 +226,8 @@ quill_status quill_tflite_dump(quill_context *ctx, const void *data,
   }
   bool have_bufs = quill_fb_get_vec(&model, TFL_MODEL_BUFFERS, 4, &buffers);
   bool have_t = quill_fb_get_vec(&sg, TFL_SUBGRAPH_TENSORS, 4, &tensors);
+  if (!have_t)
+    tensors = (quill_fb_vec){0}; /* no tensors: operands print as "?" */
   for (uint32_t i = 0; have_t && i < tensors.n; i++) {
     if (!quill_fb_vec_table(&tensors, i, &t))
       continue;
