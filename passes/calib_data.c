@@ -518,24 +518,31 @@ static quill_status list_line(quill_calib_dataset *ds, const char *name,
   quill_context *ctx = ds->ctx;
   unsigned n = ds->num_inputs;
   quill_loc loc = quill_loc_file(ctx, name, lineno, 1);
+  size_t w = n ? n : 1;
   if (l->num_rows == l->cap_rows) {
+    /* both arrays grow together (cap_rows sizes both) */
     size_t cap = l->cap_rows ? 2 * l->cap_rows : 8;
-    size_t w = n ? n : 1;
-    char **p = quill_realloc(ctx, l->paths, l->cap_rows * w * sizeof *p,
-                             cap * w * sizeof *p);
-    if (!p)
+    char **p = quill_alloc(ctx, cap * w * sizeof *p);
+    unsigned *ln = quill_alloc(ctx, cap * sizeof *ln);
+    if (!p || !ln) {
+      quill_free(ctx, p, cap * w * sizeof *p);
+      quill_free(ctx, ln, cap * sizeof *ln);
       return QUILL_ERR_NOMEM;
+    }
+    if (l->num_rows) {
+      memcpy(p, l->paths, l->num_rows * w * sizeof *p);
+      memcpy(ln, l->lines, l->num_rows * sizeof *ln);
+    }
+    quill_free(ctx, l->paths, l->cap_rows * w * sizeof *p);
+    quill_free(ctx, l->lines, l->cap_rows * sizeof *ln);
     l->paths = p;
-    unsigned *ln = quill_realloc(ctx, l->lines, l->cap_rows * sizeof *ln,
-                                 cap * sizeof *ln);
-    if (!ln)
-      return QUILL_ERR_NOMEM;
     l->lines = ln;
     l->cap_rows = cap;
   }
-  char **paths = l->paths + l->num_rows * (n ? n : 1);
-  memset(paths, 0, (n ? n : 1) * sizeof *paths);
-  l->lines[l->num_rows++] = lineno; /* freed with l, even on error */
+  char **paths = l->paths + l->num_rows * w;
+  memset(paths, 0, w * sizeof *paths);
+  /* the row counts from now on, so its paths are freed with l on error */
+  l->lines[l->num_rows++] = lineno;
   quill_status st = QUILL_OK;
   char *save = NULL;
   for (char *tok = strtok_r(line, " \t\r", &save); !st && tok;
