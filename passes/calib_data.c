@@ -24,7 +24,7 @@
 
 #include "ir/readfile.h"
 #include "frontends/npy/npy.h"
-#include "passes/calib_data.h"
+#include "passes/calib_list.h"
 
 typedef struct sample {
   quill_tensor *t; /* num_inputs tensors */
@@ -509,39 +509,62 @@ quill_status quill_calib_dataset_load_dir(quill_calib_dataset *ds,
 
 /* ---- list files and paths ------------------------------------------------------------ */
 
-/* One line of a list file: FILE (one input) or NAME=FILE for each input. */
-static quill_status list_line(quill_calib_dataset *ds, const char *list,
-                              unsigned lineno, char *line, const char *base) {
+/* One line of a list file, NUL-terminated: FILE (one input) or NAME=FILE
+ * for each input. Appends the line's num_inputs paths (relative ones
+ * joined to base) to l. */
+static quill_status list_line(quill_calib_dataset *ds, const char *name,
+                              unsigned lineno, char *line, const char *base,
+                              quill_calib_list *l) {
   quill_context *ctx = ds->ctx;
   unsigned n = ds->num_inputs;
-  quill_loc loc = quill_loc_file(ctx, list, lineno, 1);
-  char **paths = quill_calloc(ctx, n ? n : 1, sizeof *paths);
-  if (!paths)
-    return QUILL_ERR_NOMEM;
+  quill_loc loc = quill_loc_file(ctx, name, lineno, 1);
+  size_t w = n ? n : 1;
+  if (l->num_rows == l->cap_rows) {
+    /* both arrays grow together (cap_rows sizes both) */
+    size_t cap = l->cap_rows ? 2 * l->cap_rows : 8;
+    char **p = quill_alloc(ctx, cap * w * sizeof *p);
+    unsigned *ln = quill_alloc(ctx, cap * sizeof *ln);
+    if (!p || !ln) {
+      quill_free(ctx, p, cap * w * sizeof *p);
+      quill_free(ctx, ln, cap * sizeof *ln);
+      return QUILL_ERR_NOMEM;
+    }
+    if (l->num_rows) {
+      memcpy(p, l->paths, l->num_rows * w * sizeof *p);
+      memcpy(ln, l->lines, l->num_rows * sizeof *ln);
+    }
+    quill_free(ctx, l->paths, l->cap_rows * w * sizeof *p);
+    quill_free(ctx, l->lines, l->cap_rows * sizeof *ln);
+    l->paths = p;
+    l->lines = ln;
+    l->cap_rows = cap;
+  }
+  char **paths = l->paths + l->num_rows * w;
+  memset(paths, 0, w * sizeof *paths);
+  /* the row counts from now on, so its paths are freed with l on error */
+  l->lines[l->num_rows++] = lineno;
   quill_status st = QUILL_OK;
-  for (char *tok = strtok(line, " \t\r"); !st && tok;
-       tok = strtok(NULL, " \t\r")) {
+  char *save = NULL;
+  for (char *tok = strtok_r(line, " \t\r", &save); !st && tok;
+       tok = strtok_r(NULL, " \t\r", &save)) {
     char *eq = strchr(tok, '=');
     unsigned i = 0;
     if (eq) {
       *eq = '\0';
       while (i < n && strcmp(ds->names[i], tok) != 0)
         i++;
-      if (i == n) {
-        st = quill_error(ctx, loc, "no model input is named '%s'", tok);
-        break;
-      }
+      if (i == n)
+        return quill_error(ctx, loc, "no model input is named '%s'", tok);
       tok = eq + 1;
     } else if (n != 1) {
-      st = quill_error(ctx, loc, "the model has %u inputs: write "
-                                 "NAME=FILE for each",
-                       n);
-      break;
+      return quill_error(ctx, loc, "the model has %u inputs: write "
+                                   "NAME=FILE for each",
+                         n);
     }
-    if (paths[i]) {
-      st = quill_error(ctx, loc, "input '%s' is given twice", ds->names[i]);
-      break;
-    }
+    if (paths[i])
+      return quill_error(ctx, loc, "input '%s' is given twice", ds->names[i]);
+    if (!*tok)
+      return quill_error(ctx, loc, "no file after '%s='", ds->names[i]);
     paths[i] = tok[0] == '/' ? quill_strdup(ctx, tok) : join(ctx, base, tok);
     if (!paths[i])
       st = QUILL_ERR_NOMEM;
@@ -549,11 +572,58 @@ static quill_status list_line(quill_calib_dataset *ds, const char *list,
   for (unsigned i = 0; !st && i < n; i++)
     if (!paths[i])
       st = quill_error(ctx, loc, "no file for input '%s'", ds->names[i]);
-  if (!st)
-    st = add_files(ds, (const char *const *)paths);
-  for (unsigned i = 0; i < n; i++)
-    quill_string_free(ctx, paths[i]);
-  quill_free(ctx, paths, (n ? n : 1) * sizeof *paths);
+  return st;
+}
+
+void quill_calib_list_free(quill_context *ctx, quill_calib_list *l) {
+  size_t w = l->num_inputs ? l->num_inputs : 1;
+  for (size_t k = 0; k < l->num_rows * w; k++)
+    quill_string_free(ctx, l->paths[k]);
+  quill_free(ctx, l->paths, l->cap_rows * w * sizeof *l->paths);
+  quill_free(ctx, l->lines, l->cap_rows * sizeof *l->lines);
+  memset(l, 0, sizeof *l);
+}
+
+/* list ::= (line '\n')* line?
+ * line ::= ws ('#' any* | sample)?
+ * sample ::= FILE | (NAME '=' FILE) (ws NAME '=' FILE)* */
+quill_status quill_calib_list_parse(quill_calib_dataset *ds, const char *text,
+                                    size_t len, const char *name,
+                                    const char *base_dir, size_t max_rows,
+                                    quill_calib_list *out) {
+  quill_context *ctx = ds->ctx;
+  memset(out, 0, sizeof *out);
+  out->num_inputs = ds->num_inputs;
+  quill_status st = QUILL_OK;
+  unsigned lineno = 0;
+  for (size_t pos = 0; !st && pos < len && (!max_rows || out->num_rows <
+                                                            max_rows);) {
+    const char *eol = memchr(text + pos, '\n', len - pos);
+    size_t n = eol ? (size_t)(eol - (text + pos)) : len - pos;
+    lineno++;
+    if (memchr(text + pos, '\0', n)) {
+      st = quill_error(ctx, quill_loc_file(ctx, name, lineno, 1),
+                       "NUL byte in a list file (not a text file?)");
+      break;
+    }
+    char *line = quill_alloc(ctx, n + 1);
+    if (!line) {
+      st = QUILL_ERR_NOMEM;
+      break;
+    }
+    memcpy(line, text + pos, n);
+    line[n] = '\0';
+    char *s = line + strspn(line, " \t\r");
+    if (*s && *s != '#')
+      st = list_line(ds, name, lineno, s, base_dir, out);
+    quill_free(ctx, line, n + 1);
+    pos += n + (eol != NULL);
+  }
+  if (!st && !out->num_rows)
+    st = quill_error(ctx, quill_loc_file(ctx, name, 0, 0),
+                     "no calibration data: the list file names no samples");
+  if (st)
+    quill_calib_list_free(ctx, out);
   return st;
 }
 
@@ -583,21 +653,16 @@ static quill_status load_list(quill_calib_dataset *ds, const char *list) {
     else
       base[0] = '\0';
   }
-  unsigned lineno = 0, samples = 0;
-  for (char *line = text, *next; !st && line && !full(ds); line = next) {
-    next = strchr(line, '\n');
-    if (next)
-      *next++ = '\0';
-    lineno++;
-    char *s = line + strspn(line, " \t\r");
-    if (!*s || *s == '#')
-      continue;
-    samples++;
-    st = list_line(ds, list, lineno, s, base);
-  }
-  if (!st && !samples)
-    st = quill_error(ctx, quill_loc_file(ctx, list, 0, 0),
-                     "no calibration data: the list file names no samples");
+  /* Each line gives at least one sample: no need to parse past the cap. */
+  size_t max_rows = ds->max_samples ? ds->max_samples - ds->num : 0;
+  quill_calib_list l;
+  if (!st)
+    st = quill_calib_list_parse(ds, text, len, list, base, max_rows, &l);
+  size_t w = ds->num_inputs ? ds->num_inputs : 1;
+  for (size_t r = 0; !st && r < l.num_rows && !full(ds); r++)
+    st = add_files(ds, (const char *const *)l.paths + r * w);
+  if (base)
+    quill_calib_list_free(ctx, &l);
   quill_string_free(ctx, base);
   quill_free(ctx, text, cap);
   return st;

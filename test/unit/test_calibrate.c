@@ -1,6 +1,7 @@
 /*
  * test_calibrate.c - calibration through the C API: pass-manager inputs,
- * in-memory datasets (passes/calib_data.h), the observers
+ * in-memory datasets (passes/calib_data.h), the list-file parser
+ * (passes/calib_list.h), the observers
  * (passes/observers.h), calibrate + quantize with a dataset handed over as
  * the "calibration-data" input, and allocation failure everywhere.
  *
@@ -14,6 +15,7 @@
 
 #include "ir/ir.h"
 #include "passes/calib_data.h"
+#include "passes/calib_list.h"
 #include "passes/observers.h"
 #include "passes/pass.h"
 #include "targets/reference/ref.h"
@@ -397,6 +399,101 @@ static void test_calibrate_in_memory(void) {
   teardown(&f);
 }
 
+/* ---- list files ----------------------------------------------------------------- */
+
+/* The list parser on text in memory (for two_inputs' x and y): rows in input order whatever the
+ * order on the line, comments, blank lines, CRLF and tabs skipped,
+ * relative paths joined to the base, absolute ones kept; max_rows; one
+ * error per malformed line; every allocation failure a status with
+ * nothing leaked (the counting allocator checks the sizes freed). */
+static void test_list_parse(void) {
+  fixture f;
+  if (!setup(&f, two_inputs)) {
+    CHECK(false);
+    return;
+  }
+  quill_calib_dataset *ds = quill_calib_dataset_create(f.ctx, f.g);
+  CHECK(ds != NULL);
+  if (!ds) {
+    teardown(&f);
+    return;
+  }
+  (void)quill_loc_file(f.ctx, "l.txt", 1, 1); /* interned once, kept */
+  size_t live0 = f.cnt.live;
+  /* 20 rows (past the first growth), the last without a newline */
+  char text[2048] = "# header\r\n\n  x=s0/x.npy\ty=/abs/y0.npy\r\n";
+  for (int r = 1; r < 20; r++) {
+    size_t n = strlen(text);
+    snprintf(text + n, sizeof text - n, "y=s%d/y.npy x=s%d/x.npy%s", r, r,
+             r < 19 ? "\n" : "");
+  }
+  quill_calib_list l;
+  CHECK(quill_calib_list_parse(ds, text, strlen(text), "l.txt", "d/", 0,
+                               &l) == QUILL_OK);
+  CHECK(l.num_rows == 20 && l.num_inputs == 2);
+  if (l.num_rows == 20) {
+    CHECK(strcmp(l.paths[0], "d/s0/x.npy") == 0);
+    CHECK(strcmp(l.paths[1], "/abs/y0.npy") == 0);
+    CHECK(strcmp(l.paths[2 * 19], "d/s19/x.npy") == 0);
+    CHECK(strcmp(l.paths[2 * 19 + 1], "d/s19/y.npy") == 0);
+    CHECK(l.lines[0] == 3 && l.lines[1] == 4 && l.lines[19] == 22);
+  }
+  quill_calib_list_free(f.ctx, &l);
+  CHECK(l.num_rows == 0 && l.paths == NULL);
+  CHECK(f.cnt.live == live0);
+
+  /* max_rows: parsing stops after 3 sample lines, before the bad line */
+  static const char capped[] = "x=a y=b\nx=c y=d\n# c\nx=e y=f\nz=1\n";
+  CHECK(quill_calib_list_parse(ds, capped, sizeof capped - 1, "l.txt", "",
+                               3, &l) == QUILL_OK);
+  CHECK(l.num_rows == 3 && l.lines[2] == 4);
+  CHECK(l.num_rows == 3 && strcmp(l.paths[5], "f") == 0);
+  quill_calib_list_free(f.ctx, &l);
+
+  static const struct {
+    const char *text;
+    size_t len; /* 0: strlen */
+    const char *msg;
+  } bad[] = {
+      {"x=a y=b\nz=1\n", 0, "no model input is named 'z'"},
+      {"x=a y=b x=c\n", 0, "input 'x' is given twice"},
+      {"x=a\n", 0, "no file for input 'y'"},
+      {"a.npy\n", 0, "the model has 2 inputs: write NAME=FILE for each"},
+      {"x= y=b\n", 0, "no file after 'x='"},
+      {"x=a y=b\n\0\n", 11, "NUL byte in a list file"},
+      {"# nothing\n\n", 0, "the list file names no samples"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    f.diag[0] = '\0';
+    f.errors = 0;
+    size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+    CHECK(quill_calib_list_parse(ds, bad[i].text, len, "l.txt", "", 0, &l) ==
+          QUILL_ERR_INVALID);
+    CHECK(f.errors == 1 && saw(&f, bad[i].msg));
+    CHECK(l.num_rows == 0 && l.paths == NULL && l.lines == NULL);
+    CHECK(f.cnt.live == live0);
+  }
+
+  /* allocation failure at every step */
+  bool succeeded = false;
+  for (long budget = 0; budget < 400 && !succeeded; budget++) {
+    f.cnt.budget = budget;
+    quill_status st =
+        quill_calib_list_parse(ds, text, strlen(text), "l.txt", "d/", 0, &l);
+    f.cnt.budget = -1;
+    if (st == QUILL_OK) {
+      succeeded = l.num_rows == 20;
+      quill_calib_list_free(f.ctx, &l);
+    } else {
+      CHECK(st == QUILL_ERR_NOMEM);
+    }
+    CHECK(f.cnt.live == live0);
+  }
+  CHECK(succeeded);
+  quill_calib_dataset_destroy(ds);
+  teardown(&f);
+}
+
 /* Fail at every allocation in turn: each attempt succeeds or fails with a
  * status (no crash; leaks are caught by the sanitizer build). */
 static void test_oom(void) {
@@ -431,6 +528,7 @@ int main(void) {
   test_dataset_checks();
   test_observers();
   test_calibrate_in_memory();
+  test_list_parse();
   test_oom();
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);
