@@ -33,6 +33,10 @@ ONNX_VERSION="${QUILL_ONNX_VERSION:-1.16.2}"
 TFLITE_RUNTIME_VERSION="${QUILL_TFLITE_RUNTIME_VERSION:-2.14.0}"
 TFLITE_VERSION="${QUILL_TFLITE_VERSION:-2.18.0}"
 SYSPY=/usr/bin/python3
+# Every install is held to numpy 1.x: tflite-runtime 2.14 and Debian's
+# torch are built against it, and a dependency that pulls numpy 2 into the
+# venv would shadow Debian's numpy there and break them.
+export PIP_CONSTRAINT="$venv.constraints.txt"
 
 if [ ! -x "$venv/bin/python" ]; then
   echo "pyenv: creating $venv" >&2
@@ -40,6 +44,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$SYSPY" -m venv --system-site-packages "$venv" >&2
 fi
 py="$venv/bin/python"
+echo "numpy<2" > "$PIP_CONSTRAINT"
 if ! "$py" -c "import onnxruntime" >/dev/null 2>&1; then
   echo "pyenv: installing onnxruntime==$ORT_VERSION" >&2
   "$py" -m pip install --disable-pip-version-check -q \
