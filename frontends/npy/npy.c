@@ -170,6 +170,8 @@ static bool shape_tuple(hparser *p, header *h) {
     }
     if (p->i < p->n && p->s[p->i] == 'L')
       p->i++;
+    if (v > QUILL_MAX_DIM)
+      return herr(p, "dimension too large (at most 2147483647)");
     if (h->rank >= QUILL_MAX_RANK)
       return herr(p, "too many dimensions (Quill allows 32)");
     h->dims[h->rank++] = v;

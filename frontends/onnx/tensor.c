@@ -345,6 +345,12 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
       return quill_error(ctx, loc, "initializer '%s' has negative dimension "
                                    "%lld",
                          tname, (long long)t->dims[i]);
+    if (t->dims[i] > QUILL_MAX_DIM)
+      return quill_error(ctx, loc,
+                         "initializer '%s' has dimension %lld at index %zu "
+                         "(at most %lld)",
+                         tname, (long long)t->dims[i], i,
+                         (long long)QUILL_MAX_DIM);
     if (t->dims[i] && count > (SIZE_MAX / 16) / (size_t)t->dims[i])
       return quill_error(ctx, loc, "initializer '%s' is too large", tname);
     count *= (size_t)t->dims[i];
@@ -416,6 +422,11 @@ quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
                          "invalid input shape '%s': dimensions must be "
                          "non-negative integers separated by ','",
                          spec);
+    if (v > QUILL_MAX_DIM)
+      return quill_error(ctx, quill_loc_unknown(),
+                         "invalid input shape '%s': dimension %lld is too "
+                         "large (at most %lld)",
+                         spec, v, (long long)QUILL_MAX_DIM);
     shape->dims[shape->rank++] = v;
     p = *end ? end + 1 : end;
     if (*end && !*p)
