@@ -225,7 +225,12 @@ quill_status quill_tflite_dump(quill_context *ctx, const void *data,
     fputc('\n', out);
   }
   bool have_bufs = quill_fb_get_vec(&model, TFL_MODEL_BUFFERS, 4, &buffers);
+  /* A subgraph without tensors: an empty vector, so that tensor_name
+   * below (operator and subgraph inputs/outputs) reads "?" instead of an
+   * uninitialised vector. */
   bool have_t = quill_fb_get_vec(&sg, TFL_SUBGRAPH_TENSORS, 4, &tensors);
+  if (!have_t)
+    memset(&tensors, 0, sizeof tensors);
   for (uint32_t i = 0; have_t && i < tensors.n; i++) {
     if (!quill_fb_vec_table(&tensors, i, &t))
       continue;
