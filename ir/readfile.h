@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "context.h" /* quill_free, for the buffers it returns */
 #include "types_fwd.h"
 
 QUILL_BEGIN_DECLS
