@@ -12,11 +12,13 @@
  * temporary file and reads it back (the LLVM target writes files
  * atomically; one code path).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ir/readfile.h"
 #include "quill/quill.h"
 #include "targets/llvm/llvm_target.h"
 #include "targets/tflite/tflite_export.h"
@@ -164,29 +166,28 @@ quill_status quill_compile_object(quill_module *m,
                        dir && *dir ? dir : "/tmp");
   close(fd);
   quill_status st = quill_compile_object_file(m, opts, path);
-  FILE *f = st ? NULL : fopen(path, "rb");
-  if (!st && !f)
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  bool opened;
+  int err = st ? 0 : quill_read_file(ctx, path, 0, &buf, &n, &cap, &opened);
+  if (err == ENOMEM)
+    st = QUILL_ERR_NOMEM;
+  else if (err || (!st && n == 0))
     st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                     "cannot read the compiled object back");
-  if (f) {
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    void *buf = n > 0 ? quill_alloc(ctx, (size_t)n) : NULL;
-    if (n <= 0 || fseek(f, 0, SEEK_SET) != 0)
-      st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot read the compiled object back");
-    else if (!buf)
+                     "cannot read the compiled object back: %s",
+                     err ? quill_read_strerror(err, 0) : "empty file");
+  if (!st) {
+    /* the caller frees *len bytes: give back the NUL and the slack */
+    char *fit = quill_realloc(ctx, buf, cap, n);
+    if (fit) {
+      *data = fit;
+      *len = n;
+    } else {
       st = QUILL_ERR_NOMEM;
-    else if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-      st = quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot read the compiled object back");
-    if (st == QUILL_OK) {
-      *data = buf;
-      *len = (size_t)n;
-    } else if (buf) {
-      quill_free(ctx, buf, (size_t)n);
     }
-    fclose(f);
   }
+  if (st && buf)
+    quill_free(ctx, buf, cap);
   unlink(path);
   return st;
 }

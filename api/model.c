@@ -57,13 +57,13 @@ static char *read_file(quill_context *ctx, const char *path, size_t *len,
                        size_t *cap) {
   char *buf;
   bool opened;
-  int err = quill_read_file(ctx, path, &buf, len, cap, &opened);
+  int err = quill_read_file(ctx, path, 0, &buf, len, cap, &opened);
   if (err && !opened)
     quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot open file: %s",
-                strerror(err));
+                quill_read_strerror(err, 0));
   else if (err)
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot read file%s",
-                err == ENOMEM ? ": out of memory" : "");
+    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot read file: %s",
+                err == ENOMEM ? "out of memory" : quill_read_strerror(err, 0));
   return buf;
 }
 

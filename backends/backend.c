@@ -119,10 +119,12 @@ const quill_backend *quill_backend_get(quill_context *ctx, const char *name) {
     size_t len, cap;
     char *text;
     bool opened;
-    int err = quill_read_file(ctx, name, &text, &len, &cap, &opened);
+    int err = quill_read_file(ctx, name, QUILL_READ_TEXT, &text, &len, &cap,
+                              &opened);
     if (err) {
       quill_error(ctx, quill_loc_file(ctx, name, 0, 0),
-                  "cannot read backend config: %s", strerror(err));
+                  "cannot read backend config: %s",
+                  quill_read_strerror(err, QUILL_READ_TEXT));
       return NULL;
     }
     b = quill_backend_load_json(ctx, text, len, name);

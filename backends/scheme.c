@@ -9,14 +9,19 @@
  *                  zp    = clamp(round_half_even(qmin - lo / scale), qmin,
  * qmax) symmetric      scale = 2 * max(-lo, hi) / (qmax - qmin),  zp = 0
  *   power_of_two   scale = 2^ceil(log2(scale)), zp recomputed
- *   degenerate     (all data zero) scale = 1.0, zp as above
+ *   degenerate     (all data zero, or scale < FLT_MIN) scale = 1.0, zp as
+ *                  above
  *
  * The formulas are evaluated literally (so other implementations of the
  * doc get the same bits); only when hi - lo or 2 * amax overflows are they
- * rearranged (hi/n - lo/n, amax/n * 2). A scale that underflows
- * below the smallest normal double is treated as degenerate (the data is
- * zero for any practical purpose); one that cannot be represented (a
- * power-of-two rounding beyond 2^1023) is an error.
+ * rearranged (hi/n - lo/n, amax/n * 2). A scale below the smallest
+ * normal float32 (FLT_MIN, ~1.18e-38) is treated as degenerate: the
+ * kernels and the TFLite/ONNX exports use scales in float32, where it
+ * would be 0 or denormal (calibration data of 1e-44 did that). This is
+ * onnxruntime's rule (quant_utils.compute_scale_zp: scale < float32 tiny
+ * -> scale 1.0), so an all-zero or denormal weight channel quantizes to 0.
+ * One that cannot be represented (a power-of-two rounding beyond 2^1023)
+ * is an error.
  */
 #include <float.h>
 #include <math.h>
@@ -77,7 +82,7 @@ quill_status quill_quant_params_from_range(const quill_quant_scheme *s,
     if (isinf(sc)) /* hi - lo overflowed */
       sc = hi / n - lo / n;
   }
-  bool degen = !(sc >= DBL_MIN); /* zero range or underflow */
+  bool degen = !(sc >= FLT_MIN); /* zero range, or 0/denormal in f32 */
   if (degen)
     sc = 1.0;
   if (s->power_of_two && !degen) {

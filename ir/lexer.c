@@ -20,7 +20,7 @@
 #include "ir/type.h"
 
 /* Largest dimension accepted in a tensor type. */
-#define MAX_DIM INT64_C(2147483647)
+#define MAX_DIM QUILL_MAX_DIM
 
 void quill_lexer_init(quill_lexer *lx, quill_context *ctx, const char *buf,
                       size_t len, quill_ident file, uint32_t line_offset) {

@@ -240,7 +240,7 @@ quill_type *quill_type_tensor(quill_context *ctx, quill_type *elem,
       (rank && !dims))
     return NULL;
   for (unsigned i = 0; i < rank; i++)
-    if (dims[i] < 0 && dims[i] != QUILL_DIM_DYNAMIC)
+    if ((dims[i] < 0 && dims[i] != QUILL_DIM_DYNAMIC) || dims[i] > QUILL_MAX_DIM)
       return NULL;
   quill_type key;
   memset(&key, 0, sizeof key);

@@ -47,6 +47,10 @@ typedef enum quill_type_kind {
 
 /* A dimension of unknown size (printed `?`). */
 #define QUILL_DIM_DYNAMIC INT64_C(-1)
+/* Dimensions above this (2^31 - 1) are rejected by the constructors, the
+ * .qir parser and the importers: targets index with 32-bit dims (TFLite's
+ * shapes are int32) and the text form must parse back. */
+#define QUILL_MAX_DIM INT64_C(2147483647)
 /* Ranks above this are rejected by the constructors (a sanity bound on
  * input, not a limit of the data structure). */
 #define QUILL_MAX_RANK 32
@@ -78,7 +82,8 @@ const char *quill_type_quant_check(const quill_type *storage,
                                    const int64_t *zero_points, int64_t qmin,
                                    int64_t qmax);
 
-/* Ranked tensor. dims may contain QUILL_DIM_DYNAMIC; other dims must be >= 0.
+/* Ranked tensor. dims may contain QUILL_DIM_DYNAMIC; other dims must be in
+ * [0, QUILL_MAX_DIM].
  * Returns NULL on invalid input (rank > QUILL_MAX_RANK, bad dim, non-element
  * type) or allocation failure. */
 quill_type *quill_type_tensor(quill_context *ctx, quill_type *elem,

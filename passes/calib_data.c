@@ -632,15 +632,14 @@ static quill_status load_list(quill_calib_dataset *ds, const char *list) {
   size_t len, cap;
   char *text;
   bool opened;
-  int err = quill_read_file(ctx, list, &text, &len, &cap, &opened);
+  int err = quill_read_file(ctx, list, QUILL_READ_TEXT, &text, &len, &cap,
+                            &opened);
   if (err == ENOMEM)
     return QUILL_ERR_NOMEM;
   if (err) {
-    if (opened)
-      quill_error(ctx, quill_loc_file(ctx, list, 0, 0), "cannot read file");
-    else
-      quill_error(ctx, quill_loc_file(ctx, list, 0, 0),
-                  "cannot open file: %s", strerror(err));
+    quill_error(ctx, quill_loc_file(ctx, list, 0, 0), "cannot %s file: %s",
+                opened ? "read" : "open",
+                quill_read_strerror(err, QUILL_READ_TEXT));
     return QUILL_ERR_IO;
   }
   /* the directory of the list file: relative paths start there */

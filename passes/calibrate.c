@@ -531,7 +531,8 @@ static quill_status set_result(calib *c, fq_info *f) {
   quill_status st = sc && zp && mins ? QUILL_OK : QUILL_ERR_NOMEM;
   double *lo = sc ? sc + n : NULL, *hi = sc ? sc + 2 * n : NULL;
   const quill_attr **maxs = mins ? mins + n : NULL;
-  bool degenerate = false;
+  bool degenerate = false, tiny = false;
+  double tiny_amax = 0.0;
   for (size_t k = 0; !st && k < n; k++) {
     bool deg = false;
     if (f->fixed) {
@@ -549,6 +550,12 @@ static quill_status set_result(calib *c, fq_info *f) {
                          fq_subject(f->op), lo[k], hi[k]);
     }
     degenerate |= deg;
+    if (deg && !f->fixed && (lo[k] != 0.0 || hi[k] != 0.0)) {
+      /* nonzero, but too small for a normal float32 scale */
+      tiny = true;
+      double a = fmax(fabs(lo[k]), fabs(hi[k]));
+      tiny_amax = fmax(tiny_amax, a);
+    }
     if (!st) {
       mins[k] = quill_attr_float(ctx, lo[k]);
       maxs[k] = quill_attr_float(ctx, hi[k]);
@@ -556,7 +563,15 @@ static quill_status set_result(calib *c, fq_info *f) {
         st = QUILL_ERR_NOMEM;
     }
   }
-  if (!st && degenerate) {
+  if (!st && tiny) {
+    quill_diag_emit(ctx, quill_op_loc(f->op), QUILL_DIAG_WARNING,
+                    "calibrate: the fake_quant of '%s' saw only values too "
+                    "small for a float32 scale (|x| <= %g)%s: using scale "
+                    "1.0, they quantize to 0",
+                    fq_subject(f->op), tiny_amax,
+                    n > 1 ? " in some channel" : "");
+    c->degenerate++;
+  } else if (!st && degenerate) {
     quill_diag_emit(ctx, quill_op_loc(f->op), QUILL_DIAG_WARNING,
                     "calibrate: the fake_quant of '%s' saw only zeros%s: "
                     "using scale 1.0",

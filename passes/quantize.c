@@ -30,7 +30,9 @@
  * keep-float=a,b names ops that stay float (as for insert-observers). Biases
  * are quantized for conv2d, conv_transpose2d and gemm (alpha = beta = 1)
  * when the input is quantized per tensor and the weight's parameters give
- * one scale per output channel; otherwise the bias stays float. Constant
+ * one scale per output channel; otherwise the bias stays float. A bias
+ * value beyond int32 at its scale saturates, with a warning naming the op.
+ * Constant
  * values are quantized with quill_quantize_value (ir/quant.c), the
  * arithmetic of the reference `quantize` kernel, so constant-folding a
  * quantize of the same constant gives the same bits.
@@ -40,6 +42,7 @@
  * (activation Q/DQ pairs), num-weights, num-biases, num-shared,
  * num-constants.
  */
+#include <math.h>
 #include <string.h>
 
 #include "backends/backend.h"
@@ -213,6 +216,37 @@ static quill_status rewrite_fake_quant(qrun *r, quill_op *fq) {
 }
 
 /* The i32 bias of a conv2d / conv_transpose2d / gemm, if it applies. */
+/* A warning, naming the op, when bias values (float constant ba, one scale
+ * per channel along its last axis, or one) lie beyond the int32 range at
+ * their scale s_x * s_w[c]: quantize_constant saturates them, and the
+ * quantized model silently loses that bias (tiny weight or input scales,
+ * e.g. from calibration data near 1e-38). */
+static void warn_bias_saturation(qrun *r, const quill_op *op,
+                                 const quill_attr *ba, const double *sc,
+                                 size_t n) {
+  quill_tensor b = quill_tensor_from_attr(ba);
+  size_t nb = quill_tensor_num_elements(&b), bad = 0, first = 0;
+  double first_v = 0.0;
+  for (size_t i = 0; i < nb; i++) {
+    double v = quill_tensor_get_f64(&b, i);
+    double q = v / sc[n == 1 ? 0 : i % n];
+    if (!(fabs(q) <= (double)INT32_MAX) && !isnan(q)) {
+      if (!bad++) {
+        first = i;
+        first_v = v;
+      }
+    }
+  }
+  if (bad)
+    quill_diag_emit(r->ctx, quill_op_loc(op), QUILL_DIAG_WARNING,
+                    "quantize: the int32 bias of '%s' saturates in %zu of "
+                    "%zu values (first: #%zu = %g at scale %g = s_in * s_w); "
+                    "the quantized op loses it (input or weight scale too "
+                    "small)",
+                    quill_op_name(op), bad, nb, first, first_v,
+                    sc[n == 1 ? 0 : first % n]);
+}
+
 static quill_status rewrite_bias(qrun *r, quill_op *op) {
   quill_context *ctx = r->ctx;
   quill_opcode opc = quill_op_opcode(op);
@@ -267,6 +301,8 @@ static quill_status rewrite_bias(qrun *r, quill_op *op) {
       quill_pass_debug(r->ps, "bias of '%s' kept float: scale %g unusable",
                        quill_op_name(op), sc[0]);
   }
+  if (!st && qb)
+    warn_bias_saturation(r, op, ba, sc, n);
   if (!st && qb) {
     quill_value *dq = quantize_constant(r, op, ba, qb, quill_op_loc(op));
     if (!dq)

@@ -170,6 +170,8 @@ static bool shape_tuple(hparser *p, header *h) {
     }
     if (p->i < p->n && p->s[p->i] == 'L')
       p->i++;
+    if (v > QUILL_MAX_DIM)
+      return herr(p, "dimension too large (at most 2147483647)");
     if (h->rank >= QUILL_MAX_RANK)
       return herr(p, "too many dimensions (Quill allows 32)");
     h->dims[h->rank++] = v;
@@ -393,13 +395,13 @@ quill_status quill_npy_read_file(quill_context *ctx, const char *path,
   char *buf;
   size_t len, cap;
   bool opened;
-  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  int err = quill_read_file(ctx, path, 0, &buf, &len, &cap, &opened);
   if (err == ENOMEM)
     return QUILL_ERR_NOMEM;
   if (err) {
     quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
                 opened ? "read error: %s" : "cannot open file: %s",
-                strerror(err));
+                quill_read_strerror(err, 0));
     return QUILL_ERR_IO;
   }
   quill_status st = quill_npy_read_buffer(ctx, buf, len, path, out);

@@ -436,16 +436,17 @@ quill_module *quill_onnx_import_file(quill_context *ctx, const char *path,
   char *buf;
   size_t len, cap;
   bool opened;
-  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  int err = quill_read_file(ctx, path, 0, &buf, &len, &cap, &opened);
   if (err && !opened) {
     quill_error(ctx, quill_loc_named(ctx, path),
-                "cannot open ONNX model '%s': %s", path, strerror(err));
+                "cannot open ONNX model '%s': %s", path,
+                quill_read_strerror(err, 0));
     return NULL;
   }
   quill_module *m = NULL;
   if (err) {
-    quill_error(ctx, quill_loc_named(ctx, path), "cannot read ONNX model '%s'%s",
-                path, err == ENOMEM ? ": out of memory" : "");
+    quill_error(ctx, quill_loc_named(ctx, path), "cannot read ONNX model '%s': %s",
+                path, err == ENOMEM ? "out of memory" : quill_read_strerror(err, 0));
   } else {
     /* External data lives next to the model unless told otherwise. */
     char *dir = NULL;

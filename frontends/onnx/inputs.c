@@ -69,7 +69,14 @@ static quill_status arg_type(onnx_importer *im, const Onnx__ValueInfoProto *vi,
     for (unsigned i = 0; i < s.rank; i++) {
       const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
       if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-          d->dim_value >= 0) {
+          (d->dim_value < 0 || d->dim_value > QUILL_MAX_DIM)) {
+        return quill_error(ctx, loc,
+                           "input '%s' has dimension %lld at index %u (must "
+                           "be in [0, %lld])",
+                           name, (long long)d->dim_value, i,
+                           (long long)QUILL_MAX_DIM);
+      } else if (d->value_case ==
+                 ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
         s.dims[i] = d->dim_value;
       } else if (d->value_case ==
                  ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {

@@ -122,8 +122,9 @@ quill_status onnx_import_constant_of_shape(onnx_importer *im,
   if (onnx_const_ints(im, n, 0, dims, QUILL_MAX_RANK, &rank))
     return QUILL_ERR_INVALID;
   for (int64_t i = 0; i < rank; i++)
-    if (dims[i] < 0)
-      return onnx_error(im, n, "negative dimension %lld", (long long)dims[i]);
+    if (dims[i] < 0 || dims[i] > QUILL_MAX_DIM)
+      return onnx_error(im, n, "dimension %lld out of range [0, %lld]",
+                        (long long)dims[i], (long long)QUILL_MAX_DIM);
   quill_context *ctx = im->ctx;
   const Onnx__AttributeProto *va = onnx_attr(n, "value");
   const quill_attr *fill = NULL;
@@ -238,6 +239,10 @@ quill_status onnx_import_expand(onnx_importer *im, const onnx_node *n) {
   if (onnx_input(im, n, 0, &x) ||
       onnx_const_ints(im, n, 1, dims, QUILL_MAX_RANK, &rank))
     return QUILL_ERR_INVALID;
+  for (int64_t i = 0; i < rank; i++)
+    if (dims[i] > QUILL_MAX_DIM)
+      return onnx_error(im, n, "dimension %lld is too large (at most %lld)",
+                        (long long)dims[i], (long long)QUILL_MAX_DIM);
   quill_shape xs, ts, out;
   onnx_shape(x, &xs);
   quill_shape_set(&ts, (unsigned)rank, dims);

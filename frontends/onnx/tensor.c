@@ -7,7 +7,9 @@
  * Where a TensorProto keeps its elements:
  *
  *   data_location == EXTERNAL   file `location` (relative to the model dir),
- *                               bytes [offset, offset + length)
+ *                               bytes [offset, offset + length); the file
+ *                               must resolve (realpath) inside the model
+ *                               dir and be a regular file (ir/readfile.h)
  *   raw_data                    little-endian bytes, bool one byte each
  *   float_data                  FLOAT
  *   int32_data                  INT32 INT16 INT8 UINT16 UINT8 BOOL, and the
@@ -20,12 +22,16 @@
  * bytes and handed to quill_attr_dense (which copies it again into the
  * context). The host is assumed little-endian, as ir/attr.h does.
  */
+#define _DEFAULT_SOURCE /* realpath() */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frontends/onnx/onnx_impl.h"
+#include "ir/readfile.h"
 
 /* ---- name map (ir/hmap.h with string keys) ------------------------------- */
 
@@ -155,6 +161,33 @@ static bool safe_relative_path(const char *p) {
   return true;
 }
 
+/* Resolve path (realpath: symlinks followed) into real (PATH_MAX bytes)
+ * and check that it lies inside the model's directory, itself resolved: a
+ * symlink such as `link -> /etc/passwd` is refused as `../x` is. */
+static quill_status inside_base(onnx_importer *im, const char *tname,
+                                quill_loc loc, const char *path,
+                                char *real) {
+  quill_context *ctx = im->ctx;
+  char base[PATH_MAX];
+  if (!realpath(im->base_dir, base))
+    return quill_error(ctx, loc,
+                       "initializer '%s': cannot open the model directory "
+                       "'%s' for external data: %s",
+                       tname, im->base_dir, strerror(errno));
+  if (!realpath(path, real))
+    return quill_error(ctx, loc,
+                       "initializer '%s': cannot open external data file '%s': "
+                       "%s",
+                       tname, path, strerror(errno));
+  size_t n = strcmp(base, "/") ? strlen(base) : 0; /* "/": all inside */
+  if (strncmp(real, base, n) != 0 || real[n] != '/')
+    return quill_error(ctx, loc,
+                       "initializer '%s': external data file '%s' resolves to "
+                       "'%s', outside the model directory '%s'",
+                       tname, path, real, base);
+  return QUILL_OK;
+}
+
 /* Read `size` bytes of external data into a new buffer *out (size + 1
  * bytes, freed by the caller), after checking that the file holds them. */
 static quill_status read_external(onnx_importer *im, const Onnx__TensorProto *t,
@@ -199,41 +232,51 @@ static quill_status read_external(onnx_importer *im, const Onnx__TensorProto *t,
   char *path = quill_alloc(ctx, plen);
   if (!path)
     return QUILL_ERR_NOMEM;
-  snprintf(path, plen, "%s/%s", im->base_dir, location);
-  quill_status st = QUILL_OK;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  size_t blen = strlen(im->base_dir);
+  snprintf(path, plen, "%s%s%s", im->base_dir,
+           blen && im->base_dir[blen - 1] == '/' ? "" : "/", location);
+  char real[PATH_MAX];
+  int fd = -1;
+  quill_status st = inside_base(im, tname, loc, path, real);
+  uint64_t fsize = 0;
+  int err = st ? 0 : quill_open_regular(real, QUILL_READ_MAX_DATA, &fd, &fsize);
+  if (err)
     st = quill_error(ctx, loc,
                      "initializer '%s': cannot open external data file '%s': "
                      "%s",
-                     tname, path, strerror(errno));
-  } else {
-    /* Check the file's size first: the tensor's declared size is not to be
-     * trusted with an allocation. */
-    off_t end = -1;
-    if (fseeko(f, 0, SEEK_END) == 0)
-      end = ftello(f);
-    unsigned char *buf = NULL;
-    if (end < 0 || (uint64_t)end < (uint64_t)offset ||
-        (uint64_t)end - (uint64_t)offset < size ||
-        fseeko(f, (off_t)offset, SEEK_SET) != 0)
-      st = quill_error(ctx, loc,
-                       "initializer '%s': external data file '%s' is too "
-                       "short (need %zu bytes at offset %lld)",
-                       tname, path, size, (long long)offset);
-    else if (!(buf = quill_alloc(ctx, size + 1)))
-      st = QUILL_ERR_NOMEM;
-    else if (fread(buf, 1, size, f) != size)
+                     tname, path, quill_read_strerror(err, 0));
+  /* The file's size first: the tensor's declared size is not to be
+   * trusted with an allocation. offset <= fsize, then size <= the rest:
+   * no sum that can overflow. */
+  unsigned char *buf = NULL;
+  if (!st && ((uint64_t)offset > fsize || fsize - (uint64_t)offset < size))
+    st = quill_error(ctx, loc,
+                     "initializer '%s': external data file '%s' is too "
+                     "short (need %zu bytes at offset %lld, the file has "
+                     "%llu)",
+                     tname, path, size, (long long)offset,
+                     (unsigned long long)fsize);
+  else if (!st && !(buf = quill_alloc(ctx, size + 1)))
+    st = QUILL_ERR_NOMEM;
+  for (size_t got = 0; !st && got < size;) {
+    ssize_t r = pread(fd, buf + got, size - got, (off_t)(offset + got));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
       st = quill_error(ctx, loc,
                        "initializer '%s': cannot read external data file "
-                       "'%s'",
-                       tname, path);
-    fclose(f);
-    if (st)
-      quill_free(ctx, buf, buf ? size + 1 : 0);
+                       "'%s'%s%s",
+                       tname, path, r < 0 ? ": " : " (it shrank)",
+                       r < 0 ? strerror(errno) : "");
     else
-      *out = buf;
+      got += (size_t)r;
   }
+  if (fd >= 0)
+    close(fd);
+  if (st)
+    quill_free(ctx, buf, buf ? size + 1 : 0);
+  else
+    *out = buf;
   quill_free(ctx, path, plen);
   return st;
 }
@@ -302,6 +345,12 @@ quill_status onnx_tensor_to_attr(onnx_importer *im, const Onnx__TensorProto *t,
       return quill_error(ctx, loc, "initializer '%s' has negative dimension "
                                    "%lld",
                          tname, (long long)t->dims[i]);
+    if (t->dims[i] > QUILL_MAX_DIM)
+      return quill_error(ctx, loc,
+                         "initializer '%s' has dimension %lld at index %zu "
+                         "(at most %lld)",
+                         tname, (long long)t->dims[i], i,
+                         (long long)QUILL_MAX_DIM);
     if (t->dims[i] && count > (SIZE_MAX / 16) / (size_t)t->dims[i])
       return quill_error(ctx, loc, "initializer '%s' is too large", tname);
     count *= (size_t)t->dims[i];
@@ -373,6 +422,11 @@ quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
                          "invalid input shape '%s': dimensions must be "
                          "non-negative integers separated by ','",
                          spec);
+    if (v > QUILL_MAX_DIM)
+      return quill_error(ctx, quill_loc_unknown(),
+                         "invalid input shape '%s': dimension %lld is too "
+                         "large (at most %lld)",
+                         spec, v, (long long)QUILL_MAX_DIM);
     shape->dims[shape->rank++] = v;
     p = *end ? end + 1 : end;
     if (*end && !*p)

@@ -92,12 +92,12 @@ quill_status quill_onnx_tensor_read_file(quill_context *ctx, const char *path,
   char *buf;
   size_t len, cap;
   bool opened;
-  int err = quill_read_file(ctx, path, &buf, &len, &cap, &opened);
+  int err = quill_read_file(ctx, path, 0, &buf, &len, &cap, &opened);
   if (err == ENOMEM)
     return QUILL_ERR_NOMEM;
   if (err) {
     quill_error(ctx, loc, "cannot %s TensorProto file: %s",
-                opened ? "read" : "open", strerror(err));
+                opened ? "read" : "open", quill_read_strerror(err, 0));
     return QUILL_ERR_IO;
   }
 

@@ -2,8 +2,8 @@
  * quill/ir.h - the IR: contexts (allocator funnel, interning, diagnostics),
  * uniqued types and attributes, modules, graphs, ops and values, the
  * textual form (printer, parser) and the verifier; plus the integer
- * arithmetic of quantization (ir/quant.h) and graph pictures (Graphviz
- * DOT/SVG, ir/dot.h).
+ * arithmetic of quantization (ir/quant.h), graph pictures (Graphviz
+ * DOT/SVG, ir/dot.h) and bounded file reads (ir/readfile.h).
  */
 #ifndef QUILL_API_IR_H
 #define QUILL_API_IR_H
@@ -11,6 +11,7 @@
 #include "ir/ir.h"
 #include "ir/quant.h"
 #include "ir/dot.h"
+#include "ir/readfile.h"
 
 QUILL_BEGIN_DECLS
 

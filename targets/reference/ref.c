@@ -31,11 +31,16 @@
 
 /* ---- tensors -------------------------------------------------------------- */
 
+/* The byte size of a static tensor type; SIZE_MAX when elements x element
+ * size does not fit a size_t (no allocation can have that size). */
 static size_t type_bytes(const quill_type *t) {
   int64_t n = quill_type_num_elements(t);
   if (n < 0)
     return 0;
-  return (size_t)n * quill_type_elem_bytes(quill_type_elem(t));
+  size_t eb = quill_type_elem_bytes(quill_type_elem(t));
+  if (eb && (uint64_t)n > (uint64_t)(SIZE_MAX / eb))
+    return SIZE_MAX;
+  return (size_t)n * eb;
 }
 
 static bool is_static_tensor(const quill_type *t) {
@@ -49,6 +54,8 @@ quill_status quill_tensor_alloc(quill_context *ctx, quill_type *type,
   if (!is_static_tensor(type))
     return QUILL_ERR_INVALID;
   size_t size = type_bytes(type);
+  if (size == SIZE_MAX)
+    return QUILL_ERR_NOMEM;
   if (size) {
     t->data = quill_calloc(ctx, 1, size);
     if (!t->data)

@@ -266,8 +266,16 @@ static void test_types(void) {
   int64_t many[QUILL_MAX_RANK + 1] = {0};
   CHECK(tensor(ctx, f32, QUILL_MAX_RANK + 1, many) == NULL);
   CHECK(tensor(ctx, t1, 1, d1) == NULL); /* tensor of tensor */
+  /* dims above QUILL_MAX_DIM (2^31 - 1) are refused; dims that fit but
+   * whose product overflows int64 give -1 elements */
   int64_t huge[] = {INT64_MAX / 2, 4};
-  CHECK(quill_type_num_elements(tensor(ctx, f32, 2, huge)) == -1);
+  CHECK(tensor(ctx, f32, 2, huge) == NULL);
+  int64_t over[] = {QUILL_MAX_DIM + 1};
+  CHECK(tensor(ctx, f32, 1, over) == NULL);
+  int64_t max[] = {QUILL_MAX_DIM};
+  CHECK(quill_type_num_elements(tensor(ctx, f32, 1, max)) == QUILL_MAX_DIM);
+  int64_t product[] = {QUILL_MAX_DIM, QUILL_MAX_DIM, QUILL_MAX_DIM};
+  CHECK(quill_type_num_elements(tensor(ctx, f32, 3, product)) == -1);
 
   /* Quant types. */
   quill_type *q = quill_type_quant(ctx, i8, f32, 0.5, -3, -128, 127);

@@ -394,9 +394,17 @@ static void test_malformed(void) {
              "file has 4");
   bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", 12,
              "need 8 bytes, the file has 12");
+  /* dims that each fit, whose product does not */
+  bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': "
+             "(2147483647, 2147483647, 2147483647)}", 8,
+             "shape too large");
+  /* a dim over QUILL_MAX_DIM, as a .qir type could not hold it */
   bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': "
              "(4294967296, 4294967296, 4294967296)}", 8,
-             "shape too large");
+             "dimension too large (at most 2147483647)");
+  bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': "
+             "(2147483648, 0)}", 0,
+             "dimension too large (at most 2147483647)");
 }
 
 int main(void) {

@@ -1,6 +1,7 @@
 /*
- * input.c - quill-opt input handling: read a file or stdin, split it at
- * `// -----` lines (--split-input-file) keeping whole-file line numbers.
+ * input.c - quill-opt input handling: split the input (read by
+ * quill_read_file, ir/readfile.h) at `// -----` lines (--split-input-file)
+ * keeping whole-file line numbers.
  *
  * A separator is a line whose first non-blank characters are `// -----`.
  * Chunk i starts on the line after separator i-1, so its line_offset is the
@@ -13,42 +14,6 @@
 #include <string.h>
 
 #include "tools/quill-opt/opt.h"
-
-char *opt_read_file(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap) {
-      if (ferror(f)) {
-        free(buf);
-        buf = NULL;
-        errno = EIO;
-      }
-      break;
-    }
-    char *nb = realloc(buf, cap * 2 + 1);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      errno = ENOMEM;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  if (f != stdin)
-    fclose(f);
-  if (!buf)
-    return NULL;
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
 
 /* Is the line starting at p (ending at end) a chunk separator? */
 static bool is_separator(const char *p, const char *end) {

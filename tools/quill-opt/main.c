@@ -31,6 +31,7 @@
 
 #include "backends/backend.h"
 #include "ir/dot.h"
+#include "ir/readfile.h"
 #include "passes/pass.h"
 #include "passes/plugin.h"
 #include "tools/quill-opt/opt.h"
@@ -419,14 +420,16 @@ int main(int argc, char **argv) {
   if (rc == 0)
     rc = parse_args(ctx, argc, argv, &a);
   char *text = NULL;
-  size_t len = 0;
+  size_t len = 0, cap = 0;
   if (rc == 0 && a.check_backend) {
     rc = check_backend(a.check_backend);
   } else if (rc == 0) {
-    text = opt_read_file(a.input, &len);
-    if (!text) {
+    bool opened;
+    int err = quill_read_file(ctx, a.input, QUILL_READ_STDIN, &text, &len,
+                              &cap, &opened);
+    if (err) {
       fprintf(stderr, "quill-opt: cannot read '%s': %s\n", a.input,
-              strerror(errno));
+              quill_read_strerror(err, QUILL_READ_STDIN));
       rc = 1;
     } else if (a.debug_only &&
                quill_debug_enable(ctx, a.debug_only) != QUILL_OK) {
@@ -435,8 +438,9 @@ int main(int argc, char **argv) {
       rc = run(ctx, &a, text, len);
     }
   }
+  if (text)
+    quill_free(ctx, text, cap);
   quill_context_destroy(ctx);
-  free(text);
   free(a.pipeline);
   free(a.is_pipeline);
   return rc < 0 ? 0 : rc;

@@ -1,15 +1,11 @@
 /*
- * opt.h - quill-opt's helpers: reading and splitting input, and checking
+ * opt.h - quill-opt's helpers: splitting input, and checking
  * diagnostics against expected-* comments.
  */
 #ifndef QUILL_TOOLS_OPT_H
 #define QUILL_TOOLS_OPT_H
 
 #include "ir/ir.h"
-
-/* Read a whole file ("-" for stdin) into a malloc'd buffer (NUL-terminated
- * for convenience; *len excludes the NUL). NULL with errno on failure. */
-char *opt_read_file(const char *path, size_t *len);
 
 /* One `// -----` separated piece of the input. */
 typedef struct opt_chunk {

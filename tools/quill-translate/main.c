@@ -24,6 +24,7 @@
 
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/tensor_file.h"
+#include "ir/readfile.h"
 #include "targets/onnx/onnx_export.h"
 #include "targets/tflite/tflite_export.h"
 
@@ -61,46 +62,28 @@ static void usage(FILE *out) {
         out);
 }
 
-/* Read a whole file (or stdin for "-") into a malloc'ed buffer. */
-static char *read_text(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap)
-      break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  bool err = ferror(f);
-  if (f != stdin)
-    fclose(f);
-  if (err) {
-    free(buf);
-    return NULL;
-  }
-  *len = n;
-  return buf;
+/* Read a whole file (or stdin for "-"), bounded (ir/readfile.h); NULL
+ * after a message. Freed with quill_free(ctx, text, *cap). */
+static char *read_text(quill_context *ctx, const char *path, size_t *len,
+                       size_t *cap) {
+  char *text;
+  bool opened;
+  int err = quill_read_file(ctx, path, QUILL_READ_STDIN, &text, len, cap,
+                            &opened);
+  if (err)
+    fprintf(stderr, "quill-translate: cannot read '%s': %s\n", path,
+            quill_read_strerror(err, QUILL_READ_STDIN));
+  return text;
 }
 
 static quill_module *load_qir(quill_context *ctx, const char *path) {
-  size_t len;
-  char *text = read_text(path, &len);
-  if (!text) {
-    fprintf(stderr, "quill-translate: cannot read '%s'\n", path);
+  size_t len, cap;
+  char *text = read_text(ctx, path, &len, &cap);
+  if (!text)
     return NULL;
-  }
   quill_module *m = quill_parse_module(ctx, text, len,
                                        strcmp(path, "-") ? path : "<stdin>", 0);
-  free(text);
+  quill_free(ctx, text, cap);
   if (m && quill_verify_module(m) != QUILL_OK) {
     quill_module_destroy(m);
     m = NULL;
@@ -110,16 +93,17 @@ static quill_module *load_qir(quill_context *ctx, const char *path) {
 
 /* --dump-tflite FILE: print the summary; exit status as main's. */
 static int dump_tflite(const char *path) {
-  size_t len;
-  char *data = read_text(path, &len);
-  if (!data) {
-    fprintf(stderr, "quill-translate: cannot read '%s'\n", path);
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  if (!ctx) {
+    fprintf(stderr, "quill-translate: out of memory\n");
     return 1;
   }
-  quill_context *ctx = quill_context_create(NULL, NULL);
-  int rc = ctx && quill_tflite_dump(ctx, data, len, stdout) == QUILL_OK ? 0 : 1;
+  size_t len, cap;
+  char *data = read_text(ctx, path, &len, &cap);
+  int rc = data && quill_tflite_dump(ctx, data, len, stdout) == QUILL_OK ? 0 : 1;
+  if (data)
+    quill_free(ctx, data, cap);
   quill_context_destroy(ctx);
-  free(data);
   return rc;
 }
 

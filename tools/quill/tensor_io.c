@@ -16,9 +16,11 @@
  */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frontends/npy/npy.h"
 #include "frontends/onnx/tensor_file.h"
+#include "ir/readfile.h"
 #include "tools/quill/quill.h"
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -26,14 +28,17 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Whether the file starts with the .npy magic (false if unreadable). */
+/* Whether the file starts with the .npy magic (false if unreadable or
+ * not a regular file: the reader then says why, and a FIFO never blocks
+ * this peek). */
 static bool has_npy_magic(const char *path) {
   unsigned char b[6];
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  int fd;
+  uint64_t size;
+  if (quill_open_regular(path, QUILL_READ_MAX_DATA, &fd, &size))
     return false;
-  bool yes = fread(b, 1, 6, f) == 6 && !memcmp(b, "\x93NUMPY", 6);
-  fclose(f);
+  bool yes = read(fd, b, 6) == 6 && !memcmp(b, "\x93NUMPY", 6);
+  close(fd);
   return yes;
 }
 

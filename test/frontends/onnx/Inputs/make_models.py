@@ -275,6 +275,33 @@ def m_external_escape():
     return m
 
 
+def m_external_offset():
+    # An offset near 2^63: offset + size must not wrap around.
+    m, files = m_external()
+    m.graph.initializer[0].external_data[1].value = str(2**63 - 8)
+    return m, files
+
+
+def m_big_input_dim():
+    # A graph input dimension of 2^31 (the largest allowed is 2^31 - 1).
+    return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [2**31, 1])],
+                 [vi("y", [2**31, 1])])
+
+
+def m_big_init_dim():
+    # An initializer declaring 2^31 x 0 elements: no data, but a dimension
+    # no target can index.
+    t = helper.make_tensor("w", F, [2**31, 0], [])
+    return model([node("Identity", ["w"], ["y"], "id")], [], [vi("y", [2**31, 0])],
+                 [t])
+
+
+def m_big_constant_of_shape():
+    return model([node("ConstantOfShape", ["s"], ["y"], "cos")], [],
+                 [vi("y", [2**31])],
+                 [init("s", np.array([2**31], np.int64))])
+
+
 def m_typed_fields():
     # Initializers in float_data / int64_data / int32_data / double_data
     # instead of raw_data.
