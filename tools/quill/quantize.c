@@ -206,23 +206,16 @@ static quill_status write_onnx(quill_context *ctx, quill_module *m,
   return quill_onnx_export_file(ctx, quill_module_graph(m, 0), path, NULL);
 }
 
+static quill_status dump_module(quill_context *ctx, FILE *f, void *m) {
+  return quill_module_dump(m, f, NULL);
+}
+
 static quill_status write_output(quill_context *ctx, quill_module *m,
                                  const char *path) {
   size_t n = path ? strlen(path) : 0;
   if (n >= 5 && !strcmp(path + n - 5, ".onnx"))
     return write_onnx(ctx, m, path);
-  if (!path || !strcmp(path, "-"))
-    return quill_module_dump(m, stdout, NULL);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot open output file");
-  quill_status st = quill_module_dump(m, f, NULL);
-  if (fclose(f) != 0 && !st)
-    st = QUILL_ERR_IO;
-  if (st)
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot write file");
-  return st;
+  return quill_write_file_stream(ctx, path ? path : "-", dump_module, m);
 }
 
 /* --export=NAME:FILE: the plugin exporter NAME on the quantized model. */
