@@ -223,3 +223,21 @@ quill_status quill_write_check_distinct(quill_context *ctx, const char *out,
                      "overwrite it",
                      what, in);
 }
+
+quill_status quill_write_check_outputs(quill_context *ctx,
+                                       const char *const *outs, unsigned nout,
+                                       const char *const *ins, unsigned nin) {
+  for (unsigned i = 0; i < nout; i++) {
+    if (!outs[i])
+      continue;
+    for (unsigned j = 0; j < nin; j++)
+      if (quill_write_check_distinct(ctx, outs[i], ins[j], "input file"))
+        return QUILL_ERR_INVALID;
+    for (unsigned j = 0; j < i; j++)
+      if (quill_path_same_file(outs[i], outs[j]))
+        return quill_error(ctx, quill_loc_file(ctx, outs[i], 0, 0),
+                           "two outputs name the same file ('%s' and '%s')",
+                           outs[j], outs[i]);
+  }
+  return QUILL_OK;
+}

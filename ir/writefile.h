@@ -59,6 +59,14 @@ bool quill_path_same_file(const char *a, const char *b);
  * QUILL_OK. Either path may be NULL (then QUILL_OK). */
 quill_status quill_write_check_distinct(quill_context *ctx, const char *out,
                                         const char *in, const char *what);
+/* The same for a command's outputs outs[0..nout) against its input files
+ * ins[0..nin) ("input file"), and against each other ("OUT: error: two
+ * outputs name the same file ('A' and 'OUT')"), stopping at the first
+ * clash; NULL entries are skipped. The tools call it before they read
+ * anything. */
+quill_status quill_write_check_outputs(quill_context *ctx,
+                                       const char *const *outs, unsigned nout,
+                                       const char *const *ins, unsigned nin);
 
 QUILL_END_DECLS
 

@@ -411,6 +411,12 @@ static int opt_main(int argc, char **argv) {
   size_t len = 0;
   if (rc == 0 && a.check_backend) {
     rc = check_backend(a.check_backend);
+  } else if (rc == 0 &&
+             quill_write_check_outputs(ctx,
+                                       (const char *[]){a.output,
+                                                        a.view_graph},
+                                       2, &a.input, 1) != QUILL_OK) {
+    rc = 1; /* an output would overwrite the input: refused up front */
   } else if (rc == 0) {
     text = opt_read_file(a.input, &len);
     if (!text) {

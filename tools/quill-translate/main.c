@@ -286,6 +286,19 @@ static int translate_main(int argc, char **argv) {
   bindings = calloc(nconsts ? nconsts : 1, sizeof *bindings);
   if (!ctx || !tensors || !bindings)
     goto done;
+  /* outputs that name an input (the model, --const files) or each
+   * other are refused before anything is read */
+  const char *outs[] = {out_path, export_path, tflite_path};
+  const char **ins = calloc(nconsts + 1, sizeof *ins);
+  if (!ins)
+    goto done;
+  ins[0] = model ? model : qir;
+  for (unsigned i = 0; i < nconsts; i++)
+    ins[i + 1] = strchr(consts[i], '=') + 1;
+  quill_status cst = quill_write_check_outputs(ctx, outs, 3, ins, nconsts + 1);
+  free(ins);
+  if (cst)
+    goto done;
   /* --const NAME=FILE: split at the first '=' (names may not contain one). */
   for (unsigned i = 0; i < nconsts; i++) {
     const char *eq = strchr(consts[i], '=');

@@ -231,6 +231,22 @@ static quill_status run_export(quill_context *ctx, quill_module *m,
   return quill_exporter_run(ctx, m, name, colon + 1);
 }
 
+/* -o and every --export file against the model, the calibration data and
+ * each other. */
+static quill_status check_outputs(quill_context *ctx, const quantize_args *a) {
+  const char **outs = calloc(a->nexports + 1, sizeof *outs);
+  if (!outs)
+    return QUILL_ERR_NOMEM;
+  outs[0] = a->output;
+  for (unsigned i = 0; i < a->nexports; i++)
+    outs[i + 1] = strchr(a->exports[i], ':') + 1;
+  const char *ins[] = {a->model, a->calib};
+  quill_status st =
+      quill_write_check_outputs(ctx, outs, a->nexports + 1, ins, 2);
+  free(outs);
+  return st;
+}
+
 static int run(const quantize_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
@@ -247,7 +263,9 @@ static int run(const quantize_args *a) {
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL
                         : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
-  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  quill_status st = a->print_pipeline ? QUILL_OK : check_outputs(ctx, a);
+  if (!st)
+    st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   if (!st && a->print_pipeline) {
     char *pipeline = NULL;
     st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);

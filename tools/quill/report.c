@@ -199,7 +199,12 @@ static int run(const report_args *a) {
   quill_quant_report *r = NULL;
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
-  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  const char *outs[] = {a->output, a->graph};
+  const char *ins[] = {a->model, a->calib, a->eval, a->labels};
+  quill_status st = quill_write_check_outputs(ctx, outs, 2, ins,
+                                             a->eval ? 4 : 2);
+  if (!st)
+    st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   if (!st && !quill_backend_get(ctx, a->backend))
     st = QUILL_ERR_INVALID;
   if (!st) {
