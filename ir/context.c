@@ -357,6 +357,8 @@ void quill_diag_print(quill_context *ctx, FILE *out, quill_loc loc,
               (unsigned)loc.col, sv, msg);
     else
       fprintf(out, "%s:%u: %s: %s\n", loc.file, (unsigned)loc.line, sv, msg);
+  } else if (loc.file && loc.name) { /* a file and a node in it */
+    fprintf(out, "%s: %s: %s: %s\n", loc.file, loc.name, sv, msg);
   } else if (loc.file) {
     fprintf(out, "%s: %s: %s\n", loc.file, sv, msg);
   } else if (loc.name) {

@@ -102,7 +102,9 @@ typedef void (*quill_diag_handler)(void *ud, quill_loc loc,
  * ). Returns nothing; the previous handler is dropped. */
 void quill_diag_set_handler(quill_context *ctx, quill_diag_handler h,
                             void *ud);
-/* Print a diagnostic the way the default handler does, to `out`. */
+/* Print a diagnostic the way the default handler does, to `out`: a file
+ * without a line and a node name (an imported model's node) print as
+ * "m.onnx: /fc/Gemm: error: message". */
 void quill_diag_print(quill_context *ctx, FILE *out, quill_loc loc,
                       quill_diag_severity sev, const char *msg);
 

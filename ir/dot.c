@@ -11,8 +11,11 @@
  *   operands    -> edges producer -> user, labelled with the value's type
  *
  * Labels are built as raw text lines and escaped once when written (\" \\
- * and newlines as \n). For SVG the DOT text goes to a temporary file that
- * the Graphviz program reads (posix_spawnp, no shell, so any path works).
+ * and newlines as \n). Files are written with quill_write_file (a
+ * temporary file renamed into place). For SVG the DOT text goes to a
+ * temporary file that the Graphviz program reads (posix_spawnp, no shell,
+ * so any path works) and writes the picture to another, which is then
+ * copied into place the same way.
  */
 #include <errno.h>
 #include <spawn.h>
@@ -23,6 +26,8 @@
 #include <unistd.h>
 
 #include "ir/dot.h"
+#include "ir/readfile.h"
+#include "ir/writefile.h"
 
 extern char **environ;
 
@@ -328,58 +333,63 @@ void quill_dot_print_module(const quill_module *m, quill_strbuf *sb,
 
 /* ---- files ---------------------------------------------------------------------- */
 
-static quill_status write_text(quill_context *ctx, const char *path,
-                               const quill_strbuf *sb) {
-  bool out = !strcmp(path, "-");
-  FILE *f = out ? stdout : fopen(path, "w");
-  if (!f)
-    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot write file: %s", strerror(errno));
-  bool ok = fwrite(quill_strbuf_str(sb), 1, sb->len, f) == sb->len;
-  ok = (out ? fflush(f) == 0 : fclose(f) == 0) && ok;
-  if (!ok) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot write file");
-    return QUILL_ERR_IO;
-  }
-  return QUILL_OK;
+/* A temporary file in $TMPDIR (or /tmp) named quill-dot-XXXXXX: *tmp
+ * holds its path; the descriptor, or -1 after a diagnostic at loc. */
+static int make_temp(quill_context *ctx, quill_loc loc, quill_strbuf *tmp) {
+  const char *dir = getenv("TMPDIR");
+  quill_strbuf_init(tmp, ctx);
+  quill_strbuf_printf(tmp, "%s/quill-dot-XXXXXX", dir && *dir ? dir : "/tmp");
+  if (quill_strbuf_failed(tmp))
+    return -1;
+  int fd = mkstemp(tmp->data);
+  if (fd < 0)
+    quill_error(ctx, loc,
+                "cannot write SVG: cannot write a temporary file in %s: %s",
+                dir && *dir ? dir : "/tmp", strerror(errno));
+  return fd;
 }
 
-/* Run `PROG -Tsvg -o PATH TMP` on the DOT text written to a temporary
- * file (not a pipe: a program that exits early cannot SIGPIPE us). */
+/* Run `PROG -Tsvg -o SVGTMP DOTTMP` on the DOT text written to a temporary
+ * file (not a pipe: a program that exits early cannot SIGPIPE us), then
+ * write the picture to PATH with quill_write_file, so that a failing
+ * Graphviz or a full disk leaves no partial PATH. */
 static quill_status write_svg(quill_context *ctx, const char *path,
                               const char *prog, const quill_strbuf *sb) {
   quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  const char *dir = getenv("TMPDIR");
-  quill_strbuf tmp;
-  quill_strbuf_init(&tmp, ctx);
-  quill_strbuf_printf(&tmp, "%s/quill-dot-XXXXXX",
-                      dir && *dir ? dir : "/tmp");
-  if (quill_strbuf_failed(&tmp)) {
-    quill_strbuf_free(&tmp);
-    return QUILL_ERR_NOMEM;
+  quill_strbuf in, out;
+  int fd = make_temp(ctx, loc, &in);
+  int ofd = fd >= 0 ? make_temp(ctx, loc, &out) : -1;
+  if (fd >= 0 && ofd < 0)
+    unlink(in.data);
+  if (ofd < 0) {
+    if (fd >= 0) {
+      close(fd);
+      quill_strbuf_free(&out);
+    }
+    bool nomem = quill_strbuf_failed(&in);
+    quill_strbuf_free(&in);
+    return nomem ? QUILL_ERR_NOMEM : QUILL_ERR_IO;
   }
-  char *tpath = tmp.data;
-  int fd = mkstemp(tpath);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  close(ofd);
+  FILE *f = fdopen(fd, "w");
   bool ok = f && fwrite(quill_strbuf_str(sb), 1, sb->len, f) == sb->len;
   if (f)
     ok = fclose(f) == 0 && ok;
-  else if (fd >= 0)
+  else
     close(fd);
+  quill_status st = QUILL_OK;
   if (!ok) {
     quill_error(ctx, loc, "cannot write SVG: cannot write a temporary file "
-                          "in %s: %s", dir && *dir ? dir : "/tmp",
-                strerror(errno));
-    if (fd >= 0)
-      unlink(tpath);
-    quill_strbuf_free(&tmp);
-    return QUILL_ERR_IO;
+                          "'%s': %s",
+                in.data, strerror(errno));
+    st = QUILL_ERR_IO;
   }
-  char *argv[] = {(char *)prog, "-Tsvg", "-o", (char *)path, tpath, NULL};
+  char *argv[] = {(char *)prog, "-Tsvg", "-o", out.data, in.data, NULL};
   pid_t pid;
-  int err = posix_spawnp(&pid, prog, NULL, NULL, argv, environ);
-  quill_status st = QUILL_OK;
-  if (err) {
+  int err = st ? 0 : posix_spawnp(&pid, prog, NULL, NULL, argv, environ);
+  if (st) {
+    /* diagnosed above */
+  } else if (err) {
     quill_error(ctx, loc,
                 "cannot write SVG: Graphviz '%s' was not found or cannot run "
                 "(%s); install graphviz, or write a .dot file",
@@ -396,8 +406,26 @@ static quill_status write_svg(quill_context *ctx, const char *path,
       st = QUILL_ERR_IO;
     }
   }
-  unlink(tpath);
-  quill_strbuf_free(&tmp);
+  if (!st) {
+    char *svg;
+    size_t len, cap;
+    bool opened;
+    err = quill_read_file(ctx, out.data, &svg, &len, &cap, &opened);
+    if (err == ENOMEM) {
+      st = QUILL_ERR_NOMEM;
+    } else if (err) {
+      quill_error(ctx, loc, "cannot write SVG: cannot read '%s': %s",
+                  out.data, strerror(err));
+      st = QUILL_ERR_IO;
+    } else {
+      st = quill_write_file(ctx, path, svg, len);
+      quill_free(ctx, svg, cap);
+    }
+  }
+  unlink(in.data);
+  unlink(out.data);
+  quill_strbuf_free(&in);
+  quill_strbuf_free(&out);
   return st;
 }
 
@@ -416,7 +444,7 @@ quill_status quill_dot_write_file(const quill_module *m, const char *path,
                                                             : "dot",
                      &sb);
     else
-      st = write_text(ctx, path, &sb);
+      st = quill_write_file(ctx, path, quill_strbuf_str(&sb), sb.len);
   }
   quill_strbuf_free(&sb);
   return st;

@@ -17,6 +17,12 @@
  * replace_all_uses retargets every record and splices the whole list onto
  * the new value in O(uses).
  *
+ * Output names. A graph's outputs are named by the values the return op
+ * uses, so when a return operand changes (set_operand, set_operands,
+ * replace_all_uses) the old value's name moves to the new one
+ * (carry_result_name): `return %logits` stays `return %logits` after a
+ * pass puts a dequantize (or anything else) in front of it.
+ *
  * Op list. A doubly linked list with first/last pointers in the graph; ops
  * are created detached and inserted explicitly. Builders only build.
  */
@@ -235,9 +241,33 @@ unsigned quill_value_num_uses(const quill_value *v) {
   return n;
 }
 
+/* True if v is one of its graph's outputs (used by the return op). */
+static bool is_result(const quill_value *v) {
+  for (const quill_use *u = v->first_use; u; u = u->next)
+    if (u->user->opcode == QUILL_OP_RETURN)
+      return true;
+  return false;
+}
+
+/* A return operand changes from `from` to `to`: the output keeps its name.
+ * The name moves (so the two values do not share it) unless `from` is a
+ * graph argument (an input keeps its name) or `to` is an argument or
+ * already another output with a name of its own. Call before `to` gains
+ * the return use. */
+static void carry_result_name(quill_value *from, quill_value *to) {
+  if (!from || !to || from == to || !from->name || !from->def || !to->def)
+    return;
+  if (to->name && is_result(to))
+    return;
+  to->name = from->name; /* both in the same graph's arena */
+  from->name = NULL;
+}
+
 void quill_value_replace_all_uses(quill_value *from, quill_value *to) {
   if (from == to || !from->first_use)
     return;
+  if (to && is_result(from))
+    carry_result_name(from, to);
   quill_use *head = from->first_use;
   quill_use *tail = head->prev;
   from->first_use = NULL;
@@ -446,6 +476,8 @@ void quill_op_set_operand(quill_op *op, unsigned i, quill_value *v) {
   quill_use *u = &op->operands[i];
   if (u->value == v)
     return;
+  if (op->opcode == QUILL_OP_RETURN)
+    carry_result_name(u->value, v);
   use_unlink(u);
   use_link(u, v);
 }
@@ -458,6 +490,9 @@ quill_status quill_op_set_operands(quill_op *op, unsigned n,
     if (!uses)
       return QUILL_ERR_NOMEM;
   }
+  if (op->opcode == QUILL_OP_RETURN)
+    for (unsigned i = 0; i < op->num_operands && i < n && vals; i++)
+      carry_result_name(op->operands[i].value, vals[i]);
   for (unsigned i = 0; i < op->num_operands; i++)
     use_unlink(&op->operands[i]);
   op->operands = uses;

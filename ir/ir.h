@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "graph.h"
 #include "strbuf.h"
+#include "writefile.h"
 #include "printer.h"
 #include "parser.h"
 #include "verifier.h"

@@ -4,8 +4,9 @@
  *   quill_exporter_run(ctx, m, "acme-qparams", "out.json")
  *     find the exporter     else "unknown exporter 'x' (registered: ...)"
  *     verify the module     (an exporter may assume verified IR)
- *     open PATH ("-": stdout), exporter->write(ctx, m, f), close
- *     on any failure remove PATH, so a failed export leaves no file
+ *     exporter->write(ctx, m, f) through quill_write_file_stream: a
+ *     temporary file renamed over PATH ("-": stdout) when complete, so a
+ *     failed export leaves no file and an old PATH untouched
  *
  * The exporters themselves are registered by the application or by
  * plugins (registry in passes/plugin.c).
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/writefile.h"
 #include "passes/plugin.h"
 
 static quill_status unknown(quill_context *ctx, const char *name) {
@@ -30,6 +32,23 @@ static quill_status unknown(quill_context *ctx, const char *name) {
   return st;
 }
 
+typedef struct export_call {
+  const quill_exporter *e;
+  const quill_module *m;
+  unsigned errors; /* the context's error count before the exporter ran */
+  const char *path;
+} export_call;
+
+/* The exporter's write, with a diagnostic when it failed without one. */
+static quill_status write_export(quill_context *ctx, FILE *f, void *arg) {
+  const export_call *c = arg;
+  quill_status st = c->e->write(ctx, c->m, f);
+  if (st && st != QUILL_ERR_NOMEM && quill_diag_error_count(ctx) == c->errors)
+    quill_error(ctx, quill_loc_file(ctx, c->path, 0, 0),
+                "exporter '%s' failed", c->e->name);
+  return st;
+}
+
 quill_status quill_exporter_run(quill_context *ctx, const quill_module *m,
                                 const char *name, const char *path) {
   const quill_exporter *e = quill_exporter_find(ctx, name);
@@ -41,29 +60,6 @@ quill_status quill_exporter_run(quill_context *ctx, const quill_module *m,
   quill_status st = quill_verify_module(m);
   if (st)
     return st;
-  bool to_stdout = strcmp(path, "-") == 0;
-  quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  FILE *f = to_stdout ? stdout : fopen(path, "wb");
-  if (!f) {
-    quill_error(ctx, loc, "cannot open output file");
-    return QUILL_ERR_IO;
-  }
-  unsigned errors = quill_diag_error_count(ctx);
-  st = e->write(ctx, m, f);
-  if (!st && st != QUILL_ERR_NOMEM && ferror(f))
-    st = QUILL_ERR_IO;
-  if (to_stdout) {
-    if (fflush(f) != 0 && !st)
-      st = QUILL_ERR_IO;
-  } else if (fclose(f) != 0 && !st) {
-    st = QUILL_ERR_IO;
-  }
-  if (st == QUILL_ERR_IO)
-    quill_error(ctx, loc, "cannot write file");
-  else if (st && st != QUILL_ERR_NOMEM &&
-           quill_diag_error_count(ctx) == errors)
-    quill_error(ctx, loc, "exporter '%s' failed", e->name);
-  if (st && !to_stdout)
-    remove(path);
-  return st;
+  export_call call = {e, m, quill_diag_error_count(ctx), path};
+  return quill_write_file_stream(ctx, path, write_export, &call);
 }

@@ -120,7 +120,7 @@ typedef struct quill_exporter {
   const char *name;    /* [A-Za-z0-9_.-], e.g. "acme-qparams" */
   const char *summary; /* one line, for listings */
   /* Write m (verified) to `out`. Return QUILL_OK, or an error status after
-   * emitting a diagnostic; the output file is then removed. */
+   * emitting a diagnostic; the output file is then left as it was. */
   quill_status (*write)(quill_context *ctx, const quill_module *m, FILE *out);
 } quill_exporter;
 
@@ -142,7 +142,9 @@ const char *quill_exporter_registered_origin(quill_context *ctx, unsigned i);
  * The module is verified first. Errors (diagnostics emitted): an unknown
  * name (the message lists the registered exporters; QUILL_ERR_INVALID), an
  * invalid module, a file that cannot be written (QUILL_ERR_IO, naming
- * it), or the exporter's own failure; a failed export leaves no file. */
+ * it and the system error), or the exporter's own failure. The file is
+ * written atomically (quill_write_file_stream): a failed export leaves no
+ * new file and an existing one untouched. */
 quill_status quill_exporter_run(quill_context *ctx, const quill_module *m,
                                 const char *name, const char *path);
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ir/readfile.h"
+#include "ir/writefile.h"
 #include "frontends/npy/npy.h"
 
 static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -483,20 +484,7 @@ quill_status quill_npy_write_file(quill_context *ctx, const char *path,
   quill_status st = quill_npy_write_buffer(ctx, t, path, &buf, &len);
   if (st != QUILL_OK)
     return st;
-  quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    quill_error(ctx, loc, "cannot create file: %s", strerror(errno));
-    st = QUILL_ERR_IO;
-  } else {
-    bool ok = fwrite(buf, 1, len, f) == len;
-    if (fclose(f) != 0)
-      ok = false;
-    if (!ok) {
-      quill_error(ctx, loc, "write error: %s", strerror(errno));
-      st = QUILL_ERR_IO;
-    }
-  }
+  st = quill_write_file(ctx, path, buf, len);
   quill_free(ctx, buf, len ? len : 1);
   return st;
 }

@@ -94,13 +94,13 @@ static quill_status check_versions(onnx_importer *im,
     if (!name)
       return QUILL_ERR_NOMEM;
     if (v == 0)
-      quill_error(ctx, quill_loc_named(ctx, name),
+      quill_error(ctx, onnx_node_loc(im, name),
                   "%s node '%s': %s is not in the default operator set "
                   "before opset %d (the model uses opset %lld)",
                   nd->op_type, name, nd->op_type, e->since[0],
                   (long long)im->opset);
     else
-      quill_error(ctx, quill_loc_named(ctx, name),
+      quill_error(ctx, onnx_node_loc(im, name),
                   "%s node '%s': %s-%d (the version in opset %lld) is not "
                   "supported; Quill handles %s from version %d (opset %d)",
                   nd->op_type, name, nd->op_type, v, (long long)im->opset,
@@ -201,7 +201,7 @@ static quill_status sort_nodes(onnx_importer *im, const Onnx__GraphProto *gp,
       if (in[0] && !onnx_map_get(&im->values, in) &&
           !onnx_map_get(&producer, in)) {
         const char *nm = node_name(ctx, nd, i);
-        quill_error(ctx, quill_loc_named(ctx, nm),
+        quill_error(ctx, onnx_node_loc(im, nm),
                     "%s node '%s': input '%s' is not produced by any node and "
                     "is not a graph input or initializer",
                     nd->op_type, nm, in);

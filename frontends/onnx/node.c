@@ -24,6 +24,12 @@
 
 /* ---- errors -------------------------------------------------------------- */
 
+quill_loc onnx_node_loc(onnx_importer *im, const char *node) {
+  quill_loc loc = quill_loc_file(im->ctx, im->model_name, 0, 0);
+  loc.name = node ? quill_ident_get(im->ctx, node) : NULL;
+  return loc;
+}
+
 quill_status onnx_error(onnx_importer *im, const onnx_node *n,
                         const char *fmt, ...) {
   quill_strbuf sb;
@@ -33,7 +39,8 @@ quill_status onnx_error(onnx_importer *im, const onnx_node *n,
   va_start(ap, fmt);
   quill_strbuf_vprintf(&sb, fmt, ap);
   va_end(ap);
-  quill_error(im->ctx, n->loc, "%s", quill_strbuf_str(&sb));
+  quill_error(im->ctx, onnx_node_loc(im, n->loc.name), "%s",
+              quill_strbuf_str(&sb));
   quill_strbuf_free(&sb);
   return QUILL_ERR_INVALID;
 }

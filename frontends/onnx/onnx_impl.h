@@ -142,7 +142,11 @@ quill_status onnx_build_initializers(onnx_importer *im,
 
 /* ---- node helpers (node.c) ---------------------------------------------- */
 
-/* "<OpType> node '<name>': <message>" at the node's location. Returns
+/* The location of a diagnostic about node `node` of the model: the model
+ * file and the node name, printed "m.onnx: /fc/Gemm: error: ...". (Ops
+ * keep the node name alone as their location, so .qir text is unchanged.) */
+quill_loc onnx_node_loc(onnx_importer *im, const char *node);
+/* "<OpType> node '<name>': <message>" at onnx_node_loc. Returns
  * QUILL_ERR_INVALID. */
 quill_status onnx_error(onnx_importer *im, const onnx_node *n,
                         const char *fmt, ...)

@@ -4,73 +4,25 @@
  * with a symbol index, holding the object), the C header, and the
  * thread-pool shim's C source.
  *
- * Every file is first written to a temporary file in the destination's
- * directory (O_EXCL, mode 0666 minus the umask) and renamed into place only when complete, so a
- * failure (unwritable directory, full disk, codegen error) never leaves a
- * half-written or stale output behind.
+ * Every file goes through quill_write_file (ir/writefile.c): a temporary
+ * file in the destination's folder, renamed into place only when complete,
+ * so a failure (unwritable directory, full disk, codegen error) never
+ * leaves a half-written or stale output behind.
  *
  * The header (generated at compile time, while the graph is at hand, by
  * cg_header_text) declares NAME_run with one typed pointer per input and
  * output, and describes each: shape, element type, quantization params.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ir/strbuf.h"
+#include "ir/writefile.h"
 #include "targets/llvm/cg_compiled.h"
 
 /* The shim's source, embedded at build time (gen/quill_rt_src.c). */
 extern const char quill_llvm_rt_source[];
-
-/* ---- atomic file writes --------------------------------------------------- */
-
-static quill_status write_atomic(quill_context *ctx, const char *path,
-                                 const void *data, size_t size) {
-  quill_loc loc = quill_loc_file(ctx, path, 0, 0);
-  size_t n = strlen(path) + 48;
-  char *tmp = quill_alloc(ctx, n);
-  if (!tmp)
-    return QUILL_ERR_NOMEM;
-  int fd = -1, err = 0;
-  for (unsigned k = 0; k < 100 && fd < 0; k++) {
-    snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), k);
-    /* 0666 minus the umask, like any file the user creates */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-    err = errno;
-    if (fd < 0 && err != EEXIST)
-      break;
-  }
-  if (fd < 0) {
-    quill_error(ctx, loc, "cannot write output file: %s", strerror(err));
-    quill_free(ctx, tmp, n);
-    return QUILL_ERR_IO;
-  }
-  FILE *f = fdopen(fd, "wb");
-  bool ok = f && (size == 0 || fwrite(data, 1, size, f) == size);
-  err = errno;
-  if (f) {
-    if (fclose(f) != 0 && ok) {
-      ok = false;
-      err = errno;
-    }
-  } else {
-    close(fd);
-  }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    unlink(tmp);
-    quill_error(ctx, loc, "cannot write output file: %s", strerror(err));
-  }
-  quill_free(ctx, tmp, n);
-  return ok ? QUILL_OK : QUILL_ERR_IO;
-}
 
 /* ---- static libraries ------------------------------------------------------ */
 
@@ -140,7 +92,7 @@ quill_status quill_llvm_emit_file(quill_context *ctx,
                                   quill_llvm_emit kind, const char *path) {
   if (kind == QUILL_LLVM_EMIT_IR) {
     char *s = LLVMPrintModuleToString(c->mod);
-    quill_status st = write_atomic(ctx, path, s, strlen(s));
+    quill_status st = quill_write_file(ctx, path, s, strlen(s));
     LLVMDisposeMessage(s);
     return st;
   }
@@ -159,12 +111,12 @@ quill_status quill_llvm_emit_file(quill_context *ctx,
     size_t asize;
     unsigned char *a = make_archive(ctx, c, LLVMGetBufferStart(buf),
                                     LLVMGetBufferSize(buf), &asize);
-    st = a ? write_atomic(ctx, path, a, asize) : QUILL_ERR_NOMEM;
+    st = a ? quill_write_file(ctx, path, a, asize) : QUILL_ERR_NOMEM;
     if (a)
       quill_free(ctx, a, asize);
   } else {
-    st = write_atomic(ctx, path, LLVMGetBufferStart(buf),
-                      LLVMGetBufferSize(buf));
+    st = quill_write_file(ctx, path, LLVMGetBufferStart(buf),
+                          LLVMGetBufferSize(buf));
   }
   LLVMDisposeMemoryBuffer(buf);
   return st;
@@ -173,12 +125,12 @@ quill_status quill_llvm_emit_file(quill_context *ctx,
 quill_status quill_llvm_emit_header(quill_context *ctx,
                                     const quill_llvm_compiled *c,
                                     const char *path) {
-  return write_atomic(ctx, path, c->header, strlen(c->header));
+  return quill_write_file(ctx, path, c->header, strlen(c->header));
 }
 
 quill_status quill_llvm_emit_runtime(quill_context *ctx, const char *path) {
-  return write_atomic(ctx, path, quill_llvm_rt_source,
-                      strlen(quill_llvm_rt_source));
+  return quill_write_file(ctx, path, quill_llvm_rt_source,
+                          strlen(quill_llvm_rt_source));
 }
 
 /* ---- the header ------------------------------------------------------------ */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/writefile.h"
 #include "targets/onnx/export_impl.h"
 
 /* ---- diagnostics ------------------------------------------------------------- */
@@ -543,17 +544,7 @@ quill_status quill_onnx_export_file(quill_context *ctx, const quill_graph *g,
   quill_status st = quill_onnx_export_buffer(ctx, g, opts, &data, &len);
   if (st)
     return st;
-  FILE *f = fopen(path, "wb");
-  bool ok = f && fwrite(data, 1, len, f) == len;
-  int err = errno;
-  if (f && fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
+  st = quill_write_file(ctx, path, data, len);
   quill_free(ctx, data, len);
-  if (ok)
-    return QUILL_OK;
-  quill_error(ctx, quill_loc_named(ctx, path),
-              "cannot write ONNX model '%s': %s", path, strerror(err));
-  return QUILL_ERR_IO;
+  return st;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/writefile.h"
 #include "targets/tflite/export_impl.h"
 
 /* ---- arena (ir/arena.h; a failure sets nomem) ------------------------------------- */
@@ -708,19 +709,7 @@ quill_status quill_tflite_export_file(quill_context *ctx, const quill_graph *g,
   quill_status st = quill_tflite_export_buffer(ctx, g, opts, &data, &len);
   if (st)
     return st;
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                "cannot open for writing: %s", strerror(errno));
-    quill_free(ctx, data, len);
-    return QUILL_ERR_IO;
-  }
-  bool ok = fwrite(data, 1, len, f) == len;
-  ok &= fclose(f) == 0;
+  st = quill_write_file(ctx, path, data, len);
   quill_free(ctx, data, len);
-  if (!ok) {
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot write the file");
-    return QUILL_ERR_IO;
-  }
-  return QUILL_OK;
+  return st;
 }

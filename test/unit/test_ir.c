@@ -1165,6 +1165,71 @@ static void test_diagnostics(void) {
   quill_context_destroy(ctx);
 }
 
+/* Outputs are named by the values the return op uses: a pass that puts an
+ * op in front of the return (set_operand, set_operands, replace_all_uses)
+ * moves the name along, so "logits" stays an output name; arguments keep
+ * their names, and a second output keeps its own. */
+static void test_result_names(void) {
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  quill_type *f32 = quill_type_scalar(ctx, QUILL_TYPE_F32);
+  int64_t d4[] = {4};
+  quill_type *t = quill_type_tensor(ctx, f32, 1, d4);
+  quill_module *m = quill_module_create(ctx);
+  quill_type *res[] = {t, t};
+  quill_graph *g = quill_graph_create(m, "main", 1, &t, 2, res);
+  quill_value *x = quill_graph_arg(g, 0);
+  CHECK(quill_value_set_name(x, "input") == QUILL_OK);
+  quill_op *relu = quill_op_create(g, QUILL_OP_RELU, 1, &x, 1, &t, 0, NULL,
+                                   quill_loc_unknown());
+  quill_op_insert_at_end(g, relu);
+  quill_value *r = quill_op_result(relu, 0);
+  CHECK(quill_value_set_name(r, "logits") == QUILL_OK);
+  quill_value *rets[] = {r, x};
+  quill_op *ret = quill_op_create(g, QUILL_OP_RETURN, 2, rets, 0, NULL, 0,
+                                  NULL, quill_loc_unknown());
+  quill_op_insert_at_end(g, ret);
+  /* replace_all_uses of an output: the name moves to the new value */
+  quill_op *neg = quill_op_create(g, QUILL_OP_NEG, 1, &r, 1, &t, 0, NULL,
+                                  quill_loc_unknown());
+  quill_op_insert_before(ret, neg);
+  quill_value *n = quill_op_result(neg, 0);
+  quill_value_replace_all_uses(r, n);
+  quill_op_set_operand(neg, 0, r); /* neg(r) again, as passes do */
+  CHECK(quill_op_operand(ret, 0) == n);
+  CHECK_STR(quill_value_name(n), "logits");
+  CHECK(quill_value_name(r) == NULL);
+  /* set_operand on the return */
+  quill_op *abs = quill_op_create(g, QUILL_OP_ABS, 1, &n, 1, &t, 0, NULL,
+                                  quill_loc_unknown());
+  quill_op_insert_before(ret, abs);
+  quill_value *a = quill_op_result(abs, 0);
+  quill_op_set_operand(ret, 0, a);
+  CHECK_STR(quill_value_name(a), "logits");
+  CHECK(quill_value_name(n) == NULL);
+  /* set_operands on the return */
+  quill_op *relu2 = quill_op_create(g, QUILL_OP_RELU, 1, &a, 1, &t, 0, NULL,
+                                    quill_loc_unknown());
+  quill_op_insert_before(ret, relu2);
+  quill_value *b = quill_op_result(relu2, 0);
+  quill_value *rets2[] = {b, x};
+  CHECK(quill_op_set_operands(ret, 2, rets2) == QUILL_OK);
+  CHECK_STR(quill_value_name(b), "logits");
+  /* an argument output keeps the input's name: nothing moves from or to
+   * an argument */
+  quill_op_set_operand(ret, 1, a);
+  CHECK_STR(quill_value_name(x), "input");
+  CHECK(quill_value_name(a) == NULL);
+  quill_op_set_operand(ret, 0, x);
+  CHECK_STR(quill_value_name(x), "input");
+  /* a value that already is another named output keeps its own name */
+  quill_op_set_operand(ret, 0, b);
+  CHECK(quill_value_set_name(a, "other") == QUILL_OK);
+  quill_op_set_operand(ret, 0, a);
+  CHECK_STR(quill_value_name(a), "other");
+  quill_module_destroy(m);
+  quill_context_destroy(ctx);
+}
+
 int main(void) {
   test_idents();
   test_strbuf();
@@ -1172,6 +1237,7 @@ int main(void) {
   test_attrs();
   test_half();
   test_graph();
+  test_result_names();
   test_ops_table();
   test_oom();
   test_alloc_sizes();

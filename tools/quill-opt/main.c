@@ -32,6 +32,7 @@
 #include "backends/backend.h"
 #include "ir/dot.h"
 #include "ir/readfile.h"
+#include "ir/writefile.h"
 #include "passes/pass.h"
 #include "passes/plugin.h"
 #include "tools/quill-opt/opt.h"
@@ -372,21 +373,9 @@ static int run(quill_context *ctx, const opt_args *a, const char *text,
     fprintf(stderr, "quill-opt: out of memory\n");
     rc = 1;
   } else if (!failed || a->verify_diagnostics) {
-    FILE *f = stdout;
-    if (a->output && strcmp(a->output, "-") != 0) {
-      f = fopen(a->output, "w");
-      if (!f) {
-        fprintf(stderr, "quill-opt: cannot open '%s' for writing: %s\n",
-                a->output, strerror(errno));
-        rc = 1;
-      }
-    }
-    if (f) {
-      if (fwrite(quill_strbuf_str(&out), 1, out.len, f) != out.len)
-        rc = 1;
-      if (f != stdout && fclose(f) != 0)
-        rc = 1;
-    }
+    if (quill_write_file(ctx, a->output ? a->output : "-",
+                         quill_strbuf_str(&out), out.len) != QUILL_OK)
+      rc = 1;
   }
   opt_diag_collector_destroy(dc);
   free(chunks);
@@ -409,7 +398,7 @@ static int check_backend(const char *name) {
   return b ? 0 : 1;
 }
 
-int main(int argc, char **argv) {
+static int opt_main(int argc, char **argv) {
   opt_args a = {0};
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
@@ -423,6 +412,12 @@ int main(int argc, char **argv) {
   size_t len = 0, cap = 0;
   if (rc == 0 && a.check_backend) {
     rc = check_backend(a.check_backend);
+  } else if (rc == 0 &&
+             quill_write_check_outputs(ctx,
+                                       (const char *[]){a.output,
+                                                        a.view_graph},
+                                       2, &a.input, 1) != QUILL_OK) {
+    rc = 1; /* an output would overwrite the input: refused up front */
   } else if (rc == 0) {
     bool opened;
     int err = quill_read_file(ctx, a.input, QUILL_READ_STDIN, &text, &len,
@@ -444,4 +439,17 @@ int main(int argc, char **argv) {
   free(a.pipeline);
   free(a.is_pipeline);
   return rc < 0 ? 0 : rc;
+}
+
+/* Output to stdout (the printed IR, help, summaries) is checked once
+ * here: output lost to a full disk or a closed pipe is exit status 1. */
+int main(int argc, char **argv) {
+  int rc = opt_main(argc, argv);
+  int err = quill_write_flush(stdout);
+  if (err && rc == 0) { /* else the failure is reported already */
+    fprintf(stderr, "quill-opt: error: cannot write standard output: %s\n",
+            strerror(err));
+    rc = 1;
+  }
+  return rc;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "frontends/onnx/onnx.h"
+#include "ir/writefile.h"
 #include "frontends/onnx/tensor_file.h"
 #include "ir/readfile.h"
 #include "targets/onnx/onnx_export.h"
@@ -125,7 +126,17 @@ static const quill_graph *pick_graph(quill_module *m, const char *name) {
   return g;
 }
 
-int main(int argc, char **argv) {
+typedef struct dump_args {
+  quill_module *m;
+  quill_print_options po;
+} dump_args;
+
+static quill_status dump_module(quill_context *ctx, FILE *f, void *arg) {
+  dump_args *d = arg;
+  return quill_module_dump(d->m, f, &d->po);
+}
+
+static int translate_main(int argc, char **argv) {
   const char *model = NULL, *qir = NULL, *out_path = NULL, *base_dir = NULL;
   const char *export_path = NULL, *graph_name = NULL;
   const char *tflite_path = NULL, *dump_path = NULL;
@@ -259,6 +270,19 @@ int main(int argc, char **argv) {
   bindings = calloc(nconsts ? nconsts : 1, sizeof *bindings);
   if (!ctx || !tensors || !bindings)
     goto done;
+  /* outputs that name an input (the model, --const files) or each
+   * other are refused before anything is read */
+  const char *outs[] = {out_path, export_path, tflite_path};
+  const char **ins = calloc(nconsts + 1, sizeof *ins);
+  if (!ins)
+    goto done;
+  ins[0] = model ? model : qir;
+  for (unsigned i = 0; i < nconsts; i++)
+    ins[i + 1] = strchr(consts[i], '=') + 1;
+  quill_status cst = quill_write_check_outputs(ctx, outs, 3, ins, nconsts + 1);
+  free(ins);
+  if (cst)
+    goto done;
   /* --const NAME=FILE: split at the first '=' (names may not contain one). */
   for (unsigned i = 0; i < nconsts; i++) {
     const char *eq = strchr(consts[i], '=');
@@ -287,17 +311,10 @@ int main(int argc, char **argv) {
       rc = 1;
   }
   if (m && rc == 0 && ((!export_path && !tflite_path) || out_path)) {
-    FILE *out = out_path ? fopen(out_path, "w") : stdout;
-    if (!out) {
-      perror(out_path);
+    dump_args d = {m, {print_locs}};
+    if (quill_write_file_stream(ctx, out_path ? out_path : "-", dump_module,
+                                &d) != QUILL_OK)
       rc = 1;
-    } else {
-      quill_print_options po = {print_locs};
-      if (quill_module_dump(m, out, &po) != QUILL_OK)
-        rc = 1;
-      if (out != stdout && fclose(out) != 0)
-        rc = 1;
-    }
   }
 done:
   if (m)
@@ -313,5 +330,18 @@ done:
     quill_context_destroy(ctx);
   free(shapes);
   free(consts);
+  return rc;
+}
+
+/* Output to stdout (the printed IR, help, summaries) is checked once
+ * here: output lost to a full disk or a closed pipe is exit status 1. */
+int main(int argc, char **argv) {
+  int rc = translate_main(argc, argv);
+  int err = quill_write_flush(stdout);
+  if (err && rc == 0) { /* else the failure is reported already */
+    fprintf(stderr, "quill-translate: error: cannot write standard output: %s\n",
+            strerror(err));
+    rc = 1;
+  }
   return rc;
 }

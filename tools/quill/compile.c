@@ -7,6 +7,7 @@
  *         [--header H] [--name NAME] [--target T] [--mcpu C] [--mattr F]
  *         [--isa PATH] [--threads N] [--io=model|int8|float] [-O N]
  *         [--entry FUNC] [--backend B --calib PATH [--max-samples N]]
+ *         [--input-shape NAME=D,..]...
  *
  * Flow:
  *
@@ -40,6 +41,8 @@ typedef struct compile_args {
   bool no_header, noinline;
   const char *plugins[16]; /* --load-pass-plugin */
   unsigned nplugins;
+  const char **shapes; /* --input-shape, argc entries */
+  unsigned nshapes;
 } compile_args;
 
 static void print_help(FILE *out) {
@@ -75,6 +78,8 @@ static void print_help(FILE *out) {
       "                        quantize' does (integer ops); B a shipped\n"
       "                        config or a JSON file\n"
       "  --max-samples N       calibrate on the first N samples only\n"
+      "  --input-shape NAME=D,.. static shape of an ONNX graph input (for\n"
+      "                        dynamic dims); may be repeated\n"
       "  --load-pass-plugin LIB load a plugin (e.g. the one a backend config\n"
       "                        names); may be repeated\n"
       "  -h, --help            show this help\n\n"
@@ -89,6 +94,11 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
   quill_cli c;
   quill_cli_init(&c, argc, argv, "quill compile");
   memset(a, 0, sizeof *a);
+  a->shapes = calloc((size_t)argc, sizeof *a->shapes);
+  if (!a->shapes) {
+    fputs("quill compile: error: out of memory\n", stderr);
+    return QUILL_EXIT_ERROR;
+  }
   a->threads = 1;
   a->opt = 3;
   const char *v;
@@ -173,6 +183,7 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--calib", &v)) {
       a->calib = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
                                 "--help')",
@@ -196,6 +207,8 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     quill_cli_usage_error(&c, "no output file given (-o FILE)");
   if (!c.bad && a->entry && !quill_tool_is_qir(a->model))
     quill_cli_usage_error(&c, "--entry applies to .qir models only");
+  if (!c.bad && a->nshapes && quill_tool_is_qir(a->model))
+    quill_cli_usage_error(&c, "--input-shape applies to ONNX models only");
   if (!c.bad && (a->backend || a->calib) && !(a->backend && a->calib))
     quill_cli_usage_error(&c, "--backend and --calib go together");
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
@@ -259,14 +272,27 @@ static int compile(compile_args *a) {
     snprintf(name, sizeof name, "%s", a->name);
   else
     default_name(a->out, name, sizeof name);
+  bool want_header = !a->no_header && a->emit != QUILL_LLVM_EMIT_IR;
+  bool want_rt = a->threads > 1 && a->emit != QUILL_LLVM_EMIT_IR;
+  char *hdr = a->header ? strdup(a->header) : sibling(a->out, ".h");
+  char *rt = beside(a->out, "quill_rt.c");
+  quill_status st = hdr && rt ? QUILL_OK : QUILL_ERR_NOMEM;
+  const char *outs[] = {a->out, want_header ? hdr : NULL,
+                        want_rt ? rt : NULL};
+  const char *ins[] = {a->model, a->calib};
+  if (st == QUILL_OK)
+    st = quill_write_check_outputs(ctx, outs, 3, ins, a->calib ? 2 : 1);
   quill_onnx_options oo;
   memset(&oo, 0, sizeof oo);
+  oo.input_shapes = a->shapes;
+  oo.num_input_shapes = a->nshapes;
   quill_module *m = NULL;
-  if (!quill_tool_load_plugins(ctx, a->plugins, a->nplugins))
+  if (st == QUILL_OK && !quill_tool_load_plugins(ctx, a->plugins, a->nplugins))
     m = quill_tool_load_model(ctx, a->model, &oo);
   quill_graph *g = m ? quill_tool_entry_graph(ctx, m, a->model, a->entry)
                      : NULL;
-  quill_status st = g ? QUILL_OK : QUILL_ERR_INVALID;
+  if (st == QUILL_OK && !g)
+    st = QUILL_ERR_INVALID;
   if (st == QUILL_OK && a->backend) {
     /* the quantization pipeline of `quill quantize` (passes/
      * quantize_pipeline.h), ending in fuse-qdq */
@@ -310,14 +336,6 @@ static int compile(compile_args *a) {
   quill_llvm_compiled *cm = NULL;
   if (st == QUILL_OK)
     st = quill_llvm_compile(ctx, g, &o, &cm);
-  char *hdr = NULL, *rt = NULL;
-  bool want_header = !a->no_header && a->emit != QUILL_LLVM_EMIT_IR;
-  if (st == QUILL_OK) {
-    hdr = a->header ? strdup(a->header) : sibling(a->out, ".h");
-    rt = beside(a->out, "quill_rt.c");
-    if (!hdr || !rt)
-      st = QUILL_ERR_NOMEM;
-  }
   /* Write everything or nothing. */
   bool wrote_out = false, wrote_hdr = false;
   if (st == QUILL_OK) {
@@ -328,7 +346,7 @@ static int compile(compile_args *a) {
     st = quill_llvm_emit_header(ctx, cm, hdr);
     wrote_hdr = st == QUILL_OK;
   }
-  if (st == QUILL_OK && a->threads > 1 && a->emit != QUILL_LLVM_EMIT_IR)
+  if (st == QUILL_OK && want_rt)
     st = quill_llvm_emit_runtime(ctx, rt);
   if (st != QUILL_OK) {
     if (wrote_out)
@@ -375,5 +393,6 @@ int quill_cmd_compile(int argc, char **argv) {
     print_help(stdout);
   else if (rc == QUILL_EXIT_OK)
     rc = compile(&a);
+  free(a.shapes);
   return rc;
 }

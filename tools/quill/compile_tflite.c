@@ -241,7 +241,10 @@ int quill_tool_compile_tflite(int argc, char **argv) {
     return QUILL_EXIT_ERROR;
   }
   rc = QUILL_EXIT_ERROR;
-  if (quill_tool_load_plugins(ctx, a.plugins, a.nplugins)) {
+  const char *ins[] = {a.model, a.calib};
+  if (quill_write_check_outputs(ctx, &a.out, a.out ? 1 : 0, ins,
+                               a.calib ? 2 : 1) ||
+      quill_tool_load_plugins(ctx, a.plugins, a.nplugins)) {
     quill_context_destroy(ctx);
     free(a.shapes);
     free(a.plugins);

@@ -115,7 +115,10 @@ int quill_cmd_export(int argc, char **argv) {
     free(a.plugins);
     return QUILL_EXIT_ERROR;
   }
-  quill_status st = quill_tool_load_plugins(ctx, a.plugins, a.nplugins);
+  quill_status st = quill_write_check_outputs(
+      ctx, &a.output, a.list ? 0 : 1, &a.model, 1);
+  if (!st)
+    st = quill_tool_load_plugins(ctx, a.plugins, a.nplugins);
   if (!st && a.list) {
     list(ctx);
   } else if (!st) {

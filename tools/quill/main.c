@@ -7,7 +7,8 @@
  *
  * The subcommands come from commands.def (one row each, one file each:
  * tools/quill/<id>.c); this file only dispatches. Exit codes are in
- * quill.h: 0 ok, 1 an error in the input, 2 bad usage.
+ * quill.h: 0 ok, 1 an error in the input (or output that could not be
+ * written, stdout included), 2 bad usage.
  */
 #include <string.h>
 
@@ -37,7 +38,7 @@ static void print_help(FILE *out) {
         out);
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     print_help(stderr);
     return QUILL_EXIT_USAGE;
@@ -62,4 +63,17 @@ int main(int argc, char **argv) {
   fprintf(stderr, "quill: error: unknown command '%s' (see 'quill --help')\n",
           cmd);
   return QUILL_EXIT_USAGE;
+}
+
+/* Every command's stdout output (--print, reports, help) is checked here:
+ * output lost to a full disk or a closed pipe is an error. */
+int main(int argc, char **argv) {
+  int rc = dispatch(argc, argv);
+  int err = quill_write_flush(stdout);
+  if (err && rc == QUILL_EXIT_OK) { /* else the failure is reported */
+    fprintf(stderr, "quill: error: cannot write standard output: %s\n",
+            strerror(err));
+    rc = QUILL_EXIT_ERROR;
+  }
+  return rc;
 }

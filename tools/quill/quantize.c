@@ -206,23 +206,16 @@ static quill_status write_onnx(quill_context *ctx, quill_module *m,
   return quill_onnx_export_file(ctx, quill_module_graph(m, 0), path, NULL);
 }
 
+static quill_status dump_module(quill_context *ctx, FILE *f, void *m) {
+  return quill_module_dump(m, f, NULL);
+}
+
 static quill_status write_output(quill_context *ctx, quill_module *m,
                                  const char *path) {
   size_t n = path ? strlen(path) : 0;
   if (n >= 5 && !strcmp(path + n - 5, ".onnx"))
     return write_onnx(ctx, m, path);
-  if (!path || !strcmp(path, "-"))
-    return quill_module_dump(m, stdout, NULL);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot open output file");
-  quill_status st = quill_module_dump(m, f, NULL);
-  if (fclose(f) != 0 && !st)
-    st = QUILL_ERR_IO;
-  if (st)
-    quill_error(ctx, quill_loc_file(ctx, path, 0, 0), "cannot write file");
-  return st;
+  return quill_write_file_stream(ctx, path ? path : "-", dump_module, m);
 }
 
 /* --export=NAME:FILE: the plugin exporter NAME on the quantized model. */
@@ -236,6 +229,22 @@ static quill_status run_export(quill_context *ctx, quill_module *m,
   memcpy(name, spec, n);
   name[n] = '\0';
   return quill_exporter_run(ctx, m, name, colon + 1);
+}
+
+/* -o and every --export file against the model, the calibration data and
+ * each other. */
+static quill_status check_outputs(quill_context *ctx, const quantize_args *a) {
+  const char **outs = calloc(a->nexports + 1, sizeof *outs);
+  if (!outs)
+    return QUILL_ERR_NOMEM;
+  outs[0] = a->output;
+  for (unsigned i = 0; i < a->nexports; i++)
+    outs[i + 1] = strchr(a->exports[i], ':') + 1;
+  const char *ins[] = {a->model, a->calib};
+  quill_status st =
+      quill_write_check_outputs(ctx, outs, a->nexports + 1, ins, 2);
+  free(outs);
+  return st;
 }
 
 static int run(const quantize_args *a) {
@@ -254,7 +263,9 @@ static int run(const quantize_args *a) {
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL
                         : QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE;
-  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  quill_status st = a->print_pipeline ? QUILL_OK : check_outputs(ctx, a);
+  if (!st)
+    st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   if (!st && a->print_pipeline) {
     char *pipeline = NULL;
     st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);

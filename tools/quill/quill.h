@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "frontends/onnx/onnx.h"
+#include "ir/writefile.h"
 #include "targets/reference/ref.h"
 
 enum { QUILL_EXIT_OK = 0, QUILL_EXIT_ERROR = 1, QUILL_EXIT_USAGE = 2 };

@@ -167,19 +167,8 @@ static quill_report_format pick_format(const report_args *a) {
 
 static quill_status write_report(quill_context *ctx, const quill_strbuf *sb,
                                  const char *path) {
-  bool out = !path || !strcmp(path, "-");
-  FILE *f = out ? stdout : fopen(path, "w");
-  if (!f)
-    return quill_error(ctx, quill_loc_file(ctx, path, 0, 0),
-                       "cannot open output file");
-  bool ok = fwrite(quill_strbuf_str(sb), 1, sb->len, f) == sb->len;
-  ok = (out ? fflush(f) == 0 : fclose(f) == 0) && ok;
-  if (!ok) {
-    quill_error(ctx, quill_loc_file(ctx, path ? path : "-", 0, 0),
-                "cannot write file");
-    return QUILL_ERR_IO;
-  }
-  return QUILL_OK;
+  return quill_write_file(ctx, path ? path : "-", quill_strbuf_str(sb),
+                          sb->len);
 }
 
 /* Accuracy on --eval / --labels. */
@@ -210,7 +199,12 @@ static int run(const report_args *a) {
   quill_quant_report *r = NULL;
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
-  quill_status st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  const char *outs[] = {a->output, a->graph};
+  const char *ins[] = {a->model, a->calib, a->eval, a->labels};
+  quill_status st = quill_write_check_outputs(ctx, outs, 2, ins,
+                                             a->eval ? 4 : 2);
+  if (!st)
+    st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   if (!st && !quill_backend_get(ctx, a->backend))
     st = QUILL_ERR_INVALID;
   if (!st) {

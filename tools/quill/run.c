@@ -387,6 +387,28 @@ static quill_status write_outputs(quill_context *ctx, const quill_graph *g,
 
 /* ---- the command ------------------------------------------------------------ */
 
+/* --output files against the model, the --input and --const files and
+ * each other. */
+static quill_status check_outputs(quill_context *ctx, const run_args *a) {
+  unsigned nin = 1 + a->ninputs + a->nconsts;
+  const char **outs = calloc(a->noutputs ? a->noutputs : 1, sizeof *outs);
+  const char **ins = calloc(nin, sizeof *ins);
+  quill_status st = outs && ins ? QUILL_OK : QUILL_ERR_NOMEM;
+  if (!st) {
+    for (unsigned i = 0; i < a->noutputs; i++)
+      outs[i] = a->outputs[i].file;
+    ins[0] = a->model;
+    for (unsigned i = 0; i < a->ninputs; i++)
+      ins[1 + i] = a->inputs[i].file;
+    for (unsigned i = 0; i < a->nconsts; i++)
+      ins[1 + a->ninputs + i] = a->consts[i].file;
+    st = quill_write_check_outputs(ctx, outs, a->noutputs, ins, nin);
+  }
+  free(outs);
+  free(ins);
+  return st;
+}
+
 static int run(run_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
@@ -401,6 +423,8 @@ static int run(run_args *a) {
                                   sizeof *ctensors);
   quill_onnx_binding *cb = calloc(a->nconsts ? a->nconsts : 1, sizeof *cb);
   quill_status cst = ctensors && cb ? QUILL_OK : QUILL_ERR_NOMEM;
+  if (cst == QUILL_OK)
+    cst = check_outputs(ctx, a);
   if (cst == QUILL_OK)
     cst = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
   for (unsigned i = 0; cst == QUILL_OK && i < a->nconsts; i++) {
