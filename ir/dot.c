@@ -410,12 +410,12 @@ static quill_status write_svg(quill_context *ctx, const char *path,
     char *svg;
     size_t len, cap;
     bool opened;
-    err = quill_read_file(ctx, out.data, &svg, &len, &cap, &opened);
+    err = quill_read_file(ctx, out.data, 0, &svg, &len, &cap, &opened);
     if (err == ENOMEM) {
       st = QUILL_ERR_NOMEM;
     } else if (err) {
       quill_error(ctx, loc, "cannot write SVG: cannot read '%s': %s",
-                  out.data, strerror(err));
+                  out.data, quill_read_strerror(err, 0));
       st = QUILL_ERR_IO;
     } else {
       st = quill_write_file(ctx, path, svg, len);
