@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The instruction paths on CPUs this machine is not: code from `quill
 # compile` for another CPU runs under qemu-user and must equal the
-# reference interpreter (`quill run`) bit for bit.
+# reference interpreter bit for bit.
 #
 #   x86-avx2       --mcpu haswell --isa avx2        qemu-x86_64 -cpu Haswell
 #   x86-portable   --mcpu haswell --isa portable    qemu-x86_64 -cpu Haswell
@@ -20,12 +20,14 @@
 #  - the digits model (examples/digits, quantized for x86-vnni), linked
 #    into examples/llvm/main.c: its accuracy on the 360 test images, and
 #    the logits of five images equal to `quill run`'s;
-#  - the randomized one-op graphs of test_llvm_qrandom (`--write`: qconv2d,
-#    qmatmul, qadd/qmul; QUILL_QEMU_CASES per op, default 12) and big.qir,
-#    each with random inputs, linked into test/targets/llvm/qemu/run_npy.c,
-#    every output byte equal to `quill run`'s; every 7th case and big.qir
-#    are compiled with --threads 2 and linked with the shipped quill_rt.c
-#    (big.qir must call the thread pool);
+#  - graphs written with random inputs and the reference's outputs by the
+#    unit tests' --write mode: test_llvm_qrandom's randomized one-op graphs
+#    (caseNNN: qconv2d, qmatmul, qadd/qmul; QUILL_QEMU_CASES per op,
+#    default 12) and big.qir, and test_llvm_ops's bit-exact cases (opsNNN:
+#    every other lowering), each linked into
+#    test/targets/llvm/qemu/run_npy.c, every output byte equal to the
+#    reference's; every 7th graph and big.qir are compiled with --threads 2
+#    and linked with the shipped quill_rt.c (big.qir must call the pool);
 #  - x86 objects contain no zmm register (no AVX-512 anywhere, run or not);
 #    the avx2 object of big.qir uses vpmaddubsw (its small weights), the
 #    random graphs' vpmaddwd.
@@ -36,7 +38,8 @@
 #                                     # (skipped) when a tool is missing
 #
 # QUILL_BUILD_DIR (default build/) holds the build; the work goes to
-# $QUILL_BUILD_DIR/qemu. QUILL_QEMU_SEED changes the random cases.
+# $QUILL_BUILD_DIR/qemu (or $QUILL_QEMU_WORK). QUILL_QEMU_SEED changes the
+# random cases.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${QUILL_BUILD_DIR:-$root/build}"
@@ -67,7 +70,7 @@ objdump=/usr/lib/llvm-19/bin/llvm-objdump
 nm=/usr/lib/llvm-19/bin/llvm-nm
 ex="$root/examples/digits"
 driver="$root/test/targets/llvm/qemu/run_npy.c"
-work="$build/qemu"
+work="${QUILL_QEMU_WORK:-$build/qemu}"
 rm -rf "$work" && mkdir -p "$work"
 cd "$work"
 t0=$(date +%s)
@@ -76,14 +79,8 @@ t0=$(date +%s)
 QUILL_LLVM_RANDOM_CASES="${QUILL_QEMU_CASES:-12}" \
 QUILL_LLVM_RANDOM_SEED="${QUILL_QEMU_SEED:-0}" \
   "$build/test/test_llvm_qrandom" --write cases
-cases=$(cd cases && ls *.qir | sed 's/\.qir$//')
-for c in $cases; do
-  ins=$(ls cases/$c.in*.npy | sort -V)
-  args=""
-  for i in $ins; do args="$args --input $i"; done
-  # shellcheck disable=SC2086
-  "$quill" run cases/$c.qir $args --output cases/$c.ref0.npy >/dev/null
-done
+"$build/test/test_llvm_ops" --write cases
+cases=$(cd cases && ls -- *.qir | sed 's/\.qir$//')
 "$quill" quantize "$ex/model.onnx" --backend x86-vnni --calib "$ex/calib" \
   --max-samples 32 -o digits_int.qir
 # five test images, one file each for `quill run` and one file of all five
@@ -141,12 +138,12 @@ run_config() {
     cmp -s <(tail -c 40 "$d/c$k.npy") <(tail -c 40 "r$k.npy") ||
       bad "$name: digits image $i: logits differ from quill run"
   done
-  # the random cases
+  # the unit tests' graphs
   local nok=0 npool=0
   for c in $cases; do
     local n threads=1 rt=""
-    n=${c#case}
-    if [ "$c" = big ] || [ $((10#$n % 7)) = 0 ]; then
+    n=${c//[!0-9]/}
+    if [ "$c" = big ] || [ $((10#${n:-0} % 7)) = 0 ]; then
       threads=2
       rt="$d/$c/quill_rt.c -lpthread"
     fi
@@ -158,32 +155,36 @@ run_config() {
       bad "$name/$c: quill compile failed"
       continue
     fi
-    if [ "$threads" = 2 ] && "$nm" "$d/$c/model.o" | grep -q 'U quill_rt_parallel_for'; then
+    # (to files, not `| grep -q`: with pipefail, grep's early exit would
+    # fail the pipeline)
+    "$nm" "$d/$c/model.o" >"$d/$c/nm.txt"
+    "$objdump" -d "$d/$c/model.o" >"$d/$c/model.s"
+    if [ "$threads" = 2 ] && grep -q 'U quill_rt_parallel_for' "$d/$c/nm.txt"; then
       npool=$((npool + 1))
     elif [ "$c" = big ]; then
       bad "$name/big: compiled with --threads 2 but never calls the pool"
     fi
-    if [ "$x86" = 1 ] && "$objdump" -d "$d/$c/model.o" | grep -q zmm; then
+    if [ "$x86" = 1 ] && grep -q zmm "$d/$c/model.s"; then
       bad "$name/$c: AVX-512 (zmm) instructions in code for a Haswell"
     fi
     # big.qir's weights cannot saturate 16 bits: the avx2 path's u8 kernel
     if [ "$name" = x86-avx2 ] && [ "$c" = big ] &&
-       ! "$objdump" -d "$d/$c/model.o" | grep -q vpmaddubsw; then
+       ! grep -q vpmaddubsw "$d/$c/model.s"; then
       bad "$name/big: no vpmaddubsw (the avx2 path's u8 kernel is not tested)"
     fi
     # shellcheck disable=SC2086
     $cc -O2 -I"$d/$c" "$driver" "$d/$c/model.o" $rt -o "$d/$c/run" -lm ||
       { bad "$name/$c: does not link"; continue; }
     # shellcheck disable=SC2046
-    if $runner "$d/$c/run" $(ls cases/$c.in*.npy | sort -V) -- cases/$c.ref0.npy \
-         >"$d/$c/log" 2>&1; then
+    if $runner "$d/$c/run" $(ls cases/$c.in*.npy 2>/dev/null | sort -V) -- \
+         $(ls cases/$c.ref*.npy | sort -V) >"$d/$c/log" 2>&1; then
       nok=$((nok + 1))
     else
       bad "$name/$c (threads $threads): $(grep -v 'TCG doesn' "$d/$c/log" | head -3)"
       echo "    case: cases/$c.qir; compile: quill compile $flags --threads $threads"
     fi
   done
-  note "random cases: $nok of $(echo $cases | wc -w) equal quill run bit for bit ($npool threaded through the pool)"
+  note "graphs: $nok of $(echo "$cases" | wc -w) equal the reference bit for bit ($npool threaded through the pool)"
 }
 
 # Two configurations at a time (CI machines have 2 cores), each into its
@@ -224,7 +225,7 @@ cc -O2 -Icontrol "$driver" control/model.o -o control/run -lm
 set +e
 # (in a subshell, so that bash's own "Illegal instruction" goes to the log)
 # shellcheck disable=SC2046
-( $x86run control/run $(ls cases/big.in*.npy | sort -V) -- cases/big.ref0.npy
+( $x86run control/run cases/big.in0.npy -- cases/big.ref0.npy
   exit $? ) >control.log 2>&1
 st=$?
 set -e

@@ -25,15 +25,11 @@
  *
  * `test_llvm_qrandom --write DIR` runs nothing: it writes the same graphs
  * (QUILL_LLVM_RANDOM_CASES per op, cycling qconv2d, qmatmul, qadd/qmul)
- * as DIR/caseNNN.qir with random inputs DIR/caseNNN.inK.npy, plus
- * DIR/big.qir, a 3x3 conv large enough that `--threads 2` code hands it
+ * as DIR/caseNNN.qir with random inputs DIR/caseNNN.inK.npy and the
+ * reference's outputs DIR/caseNNN.refK.npy, plus DIR/big.qir, a 3x3 conv large enough that `--threads 2` code hands it
  * to the thread pool. scripts/test-qemu.sh compiles them for other CPUs
  * and runs them under qemu against `quill run`.
  */
-#include <errno.h>
-#include <sys/stat.h>
-
-#include "frontends/npy/npy.h"
 #include "ir/quant.h"
 #include "ir/strbuf.h"
 #include "llvm_harness.h"
@@ -451,49 +447,8 @@ static void gen_big_conv(gen *g) {
   free(w);
 }
 
-/* --write: DIR/NAME.qir and its inputs DIR/NAME.inK.npy (random values of
- * each argument's storage type, as run_case fills them). */
-static bool write_case(const char *dir, const char *name, const char *text) {
-  char path[4096];
-  bool ok = false;
-  quill_context *ctx = quill_context_create(NULL, NULL);
-  quill_module *m = quill_parse_module(ctx, text, strlen(text), name, 0);
-  if (!m || quill_verify_module(m)) {
-    fprintf(stderr, "%s: does not parse/verify\n", name);
-    goto done;
-  }
-  snprintf(path, sizeof path, "%s/%s.qir", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-    fprintf(stderr, "cannot write %s\n", path);
-    goto done;
-  }
-  quill_graph *gr = quill_module_graph(m, 0);
-  ok = true;
-  for (unsigned i = 0; ok && i < quill_graph_num_args(gr); i++) {
-    quill_tensor t;
-    memset(&t, 0, sizeof t);
-    ok = !quill_tensor_alloc(ctx, quill_value_type(quill_graph_arg(gr, i)),
-                             &t);
-    if (ok) {
-      fill_random(&t, 4.0);
-      snprintf(path, sizeof path, "%s/%s.in%u.npy", dir, name, i);
-      ok = !quill_npy_write_file(ctx, path, &t);
-    }
-    quill_ref_tensors_free(ctx, &t, 1);
-  }
-done:
-  if (m)
-    quill_module_destroy(m);
-  quill_context_destroy(ctx);
-  return ok;
-}
-
+/* --write DIR: the graphs as files (llvm_harness.h's write_case). */
 static int write_cases(const char *dir, int ncases) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "cannot create %s\n", dir);
-    return 1;
-  }
   int bad = 0;
   for (int i = 0; i <= 3 * ncases; i++) {
     gen g = {malloc(4096), 0, 4096};
@@ -511,7 +466,8 @@ static int write_cases(const char *dir, int ncases) {
         gen_qbin(&g);
       snprintf(name, sizeof name, "case%03d", i);
     }
-    bad += !write_case(dir, name, g.buf);
+    llvm_case c = {name, g.buf, 0, QUILL_LLVM_ISA_AUTO, 1, 0, false};
+    bad += !write_case(dir, name, &c);
     free(g.buf);
   }
   printf("test_llvm_qrandom: wrote %d cases and big.qir to %s\n", 3 * ncases,

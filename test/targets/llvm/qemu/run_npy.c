@@ -2,7 +2,8 @@
  * run_npy.c - a generic driver for any model compiled by `quill compile
  * --name model`: reads its inputs from .npy files, calls model_run_argv
  * once and compares every output byte with an expected .npy file (the
- * reference interpreter's, from `quill run`). scripts/test-qemu.sh builds
+ * reference interpreter's, written with the inputs by `test_llvm_qrandom
+ * --write` and `test_llvm_ops --write`). scripts/test-qemu.sh builds
  * it per case for the CPU under test (x86-64 Haswell, AArch64) and runs it
  * under qemu-user, so it uses only the C library and the generated header:
  *
@@ -12,9 +13,17 @@
  * Buffer sizes come from the header (MODEL_INk_SIZE elements) and the
  * element width from the .npy data (bytes / elements), so one source works
  * for every element type. Exit status: 0 when every output equals its
- * expected file bit for bit, 1 on a difference (the first differing byte
- * is printed), 2 on bad usage or unreadable files.
+ * expected file bit for bit, 1 on a difference (the first differing
+ * element is printed), 2 on bad usage or unreadable files.
+ *
+ * One exception to bit for bit: a NaN equals any NaN in float outputs
+ * ('<f4', '<f8'). The expected files come from the reference interpreter
+ * on the x86-64 host, whose default NaN (e.g. log(-1)) is negative,
+ * 0xffc00000; AArch64's is 0x7fc00000. IEEE 754 leaves a NaN's sign and
+ * payload to the machine, and the reference run on AArch64 gives the
+ * same bits as the compiled code there.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +46,21 @@ static const size_t in_size[] = {
     MODEL_IN3_SIZE,
 #endif
 #if MODEL_NUM_INPUTS > 4
-#error "run_npy.c: more than 4 inputs"
+    MODEL_IN4_SIZE,
+#endif
+#if MODEL_NUM_INPUTS > 5
+    MODEL_IN5_SIZE,
+#endif
+#if MODEL_NUM_INPUTS > 6
+    MODEL_IN6_SIZE,
+#endif
+#if MODEL_NUM_INPUTS > 7
+    MODEL_IN7_SIZE,
 #endif
 };
+#if MODEL_NUM_INPUTS > MAX_IO
+#error "run_npy.c: more than 8 inputs"
+#endif
 
 static const size_t out_size[] = {
     MODEL_OUT0_SIZE,
@@ -47,14 +68,33 @@ static const size_t out_size[] = {
     MODEL_OUT1_SIZE,
 #endif
 #if MODEL_NUM_OUTPUTS > 2
-#error "run_npy.c: more than 2 outputs"
+    MODEL_OUT2_SIZE,
+#endif
+#if MODEL_NUM_OUTPUTS > 3
+    MODEL_OUT3_SIZE,
+#endif
+#if MODEL_NUM_OUTPUTS > 4
+    MODEL_OUT4_SIZE,
+#endif
+#if MODEL_NUM_OUTPUTS > 5
+    MODEL_OUT5_SIZE,
+#endif
+#if MODEL_NUM_OUTPUTS > 6
+    MODEL_OUT6_SIZE,
+#endif
+#if MODEL_NUM_OUTPUTS > 7
+    MODEL_OUT7_SIZE,
 #endif
 };
+#if MODEL_NUM_OUTPUTS > MAX_IO
+#error "run_npy.c: more than 8 outputs"
+#endif
 
 /* Read an .npy file (versions 1-3, C order): the data bytes (malloc'd) and
- * their count, or NULL. The header is not interpreted beyond its length:
- * the caller checks the size against the model's. */
-static unsigned char *read_npy(const char *path, size_t *bytes) {
+ * their count, or NULL; *fwidth is 4 or 8 for '<f4' / '<f8' data, else 0.
+ * The header is not interpreted further: the caller checks the size
+ * against the model's. */
+static unsigned char *read_npy(const char *path, size_t *bytes, int *fwidth) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
@@ -69,6 +109,12 @@ static unsigned char *read_npy(const char *path, size_t *bytes) {
            (long)pre[11] << 24;
     start = 12;
   }
+  char h[256];
+  size_t hn = (size_t)hlen < sizeof h - 1 ? (size_t)hlen : sizeof h - 1;
+  if (fread(h, 1, hn, f) != hn)
+    goto done;
+  h[hn] = '\0';
+  *fwidth = strstr(h, "'<f4'") ? 4 : strstr(h, "'<f8'") ? 8 : 0;
   if (fseek(f, 0, SEEK_END) != 0)
     goto done;
   long end = ftell(f);
@@ -85,6 +131,20 @@ done:
   return data;
 }
 
+/* Are both w-byte floats (w = 4 or 8) NaNs? */
+static int both_nan(const unsigned char *x, const unsigned char *y, size_t w) {
+  if (w == 4) {
+    float a, b;
+    memcpy(&a, x, 4);
+    memcpy(&b, y, 4);
+    return isnan(a) && isnan(b);
+  }
+  double a, b;
+  memcpy(&a, x, 8);
+  memcpy(&b, y, 8);
+  return isnan(a) && isnan(b);
+}
+
 int main(int argc, char **argv) {
   int sep = 1;
   while (sep < argc && strcmp(argv[sep], "--"))
@@ -98,9 +158,11 @@ int main(int argc, char **argv) {
   void *ptrs[MAX_IO * 2 + 1];
   unsigned char *expect[MAX_IO];
   size_t expect_bytes[MAX_IO];
+  int fwidth[MAX_IO];
   for (int i = 0; i < nin; i++) {
     size_t bytes = 0;
-    ptrs[i] = read_npy(argv[1 + i], &bytes);
+    int fw;
+    ptrs[i] = read_npy(argv[1 + i], &bytes, &fw);
     if (!ptrs[i] || bytes == 0 || bytes % in_size[i] != 0 ||
         bytes / in_size[i] > 8) {
       fprintf(stderr, "%s: cannot read, or not %zu elements\n", argv[1 + i],
@@ -110,7 +172,7 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < nout; k++) {
     const char *p = argv[sep + 1 + k];
-    expect[k] = read_npy(p, &expect_bytes[k]);
+    expect[k] = read_npy(p, &expect_bytes[k], &fwidth[k]);
     if (!expect[k] || expect_bytes[k] == 0 ||
         expect_bytes[k] % out_size[k] != 0) {
       fprintf(stderr, "%s: cannot read, or not %zu elements\n", p,
@@ -136,18 +198,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   int bad = 0;
-  for (int k = 0; k < nout; k++) {
+  for (int k = 0; k < nout && !bad; k++) {
     const unsigned char *got = ptrs[nin + k];
-    for (size_t b = 0; b < expect_bytes[k]; b++)
-      if (got[b] != expect[k][b]) {
-        size_t w = expect_bytes[k] / out_size[k];
-        fprintf(stderr,
-                "output %d differs from %s at element %zu (byte %zu): "
-                "compiled 0x%02x, reference 0x%02x\n",
-                k, argv[sep + 1 + k], b / w, b, got[b], expect[k][b]);
-        bad = 1;
-        break;
-      }
+    size_t w = expect_bytes[k] / out_size[k];
+    for (size_t e = 0; e < out_size[k] && !bad; e++) {
+      const unsigned char *x = got + e * w, *y = expect[k] + e * w;
+      if (!memcmp(x, y, w) || (w == (size_t)fwidth[k] && both_nan(x, y, w)))
+        continue;
+      fprintf(stderr, "output %d differs from %s at element %zu: compiled 0x",
+              k, argv[sep + 1 + k], e);
+      for (size_t b = w; b-- > 0;) /* little-endian: most significant first */
+        fprintf(stderr, "%02x", x[b]);
+      fprintf(stderr, ", reference 0x");
+      for (size_t b = w; b-- > 0;)
+        fprintf(stderr, "%02x", y[b]);
+      fprintf(stderr, "\n");
+      bad = 1;
+    }
   }
   for (int i = 0; i < nin + nout + 1; i++)
     free(ptrs[i]);
