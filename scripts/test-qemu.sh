@@ -223,9 +223,10 @@ mkdir -p control
   --isa avx512-vnni
 cc -O2 -Icontrol "$driver" control/model.o -o control/run -lm
 set +e
-# (in a subshell, so that bash's own "Illegal instruction" goes to the log)
-# shellcheck disable=SC2046
-( $x86run control/run cases/big.in0.npy -- cases/big.ref0.npy
+# (in a subshell, so that bash's own "Illegal instruction" goes to the
+# log; no core file)
+( ulimit -c 0
+  $x86run control/run cases/big.in0.npy -- cases/big.ref0.npy
   exit $? ) >control.log 2>&1
 st=$?
 set -e
