@@ -38,6 +38,11 @@ SYSPY=/usr/bin/python3
 # venv would shadow Debian's numpy there and break them.
 export PIP_CONSTRAINT="$venv.constraints.txt"
 
+# Tests that need the venv may start together (ctest -j): one creates and
+# fills it while the others wait on this lock.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
 if [ ! -x "$venv/bin/python" ]; then
   echo "pyenv: creating $venv" >&2
   mkdir -p "$(dirname "$venv")"

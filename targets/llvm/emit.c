@@ -153,24 +153,44 @@ static const char *c_type(const quill_type *elem) {
   }
 }
 
-/* A C identifier for an IO name: other characters become '_'; empty or
- * clashing names fall back to inN/outN. */
+/* The header's parameter names, one per input then output. */
+#define IO_IDENT_CAP 128
+typedef char io_ident_buf[IO_IDENT_CAP];
+
+static bool ident_taken(const io_ident_buf *ids, unsigned n, const char *s) {
+  if (!strcmp(s, "scratch"))
+    return true;
+  for (unsigned j = 0; j < n; j++)
+    if (!strcmp(ids[j], s))
+      return true;
+  return false;
+}
+
+/* ids[k], a C identifier for IO k's name: other characters become '_'; an
+ * empty name, or one an earlier IO already has (an output that returns an
+ * input or another output, or two names equal after the '_' mapping),
+ * falls back to inN/outN, with '_' appended while that is taken too. */
 static void io_ident(const quill_value *v, const char *fallback, unsigned i,
-                     char *buf, size_t cap) {
+                     io_ident_buf *ids, unsigned k) {
+  char *buf = ids[k];
   const char *n = quill_value_name(v);
-  size_t k = 0;
+  size_t m = 0;
   if (n && *n && !(*n >= '0' && *n <= '9')) {
-    for (; n[k] && k + 1 < cap; k++) {
-      char ch = n[k];
+    for (; n[m] && m + 1 < IO_IDENT_CAP; m++) {
+      char ch = n[m];
       bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
                 (ch >= '0' && ch <= '9') || ch == '_';
-      buf[k] = ok ? ch : '_';
+      buf[m] = ok ? ch : '_';
     }
-    buf[k] = '\0';
-    if (quill_llvm_is_c_identifier(buf) && strcmp(buf, "scratch"))
+    buf[m] = '\0';
+    if (quill_llvm_is_c_identifier(buf) && !ident_taken(ids, k, buf))
       return;
   }
-  snprintf(buf, cap, "%s%u", fallback, i);
+  int len = snprintf(buf, IO_IDENT_CAP, "%s%u", fallback, i);
+  while (ident_taken(ids, k, buf) && len + 1 < IO_IDENT_CAP) {
+    buf[len++] = '_';
+    buf[len] = '\0';
+  }
 }
 
 static void describe(quill_strbuf *sb, const char *name, const char *what,
@@ -238,15 +258,18 @@ quill_status cg_header_text(cg *c, quill_llvm_compiled *r) {
       name, quill_graph_name(g), c->tgt->triple, c->tgt->cpu,
       quill_llvm_isa_name(c->tgt->isa), c->opts.threads,
       c->opts.threads == 1 ? "" : "s", name, guard, guard, name);
-  char ident[128];
-  for (unsigned i = 0; i < n_in; i++) {
-    io_ident(quill_graph_arg(g, i), "in", i, ident, sizeof ident);
-    quill_strbuf_printf(&sb, "%s, ", ident);
+  io_ident_buf *ids =
+      quill_alloc(c->ctx, (size_t)(n_in + n_out + 1) * sizeof *ids);
+  if (!ids) {
+    quill_strbuf_free(&sb);
+    return QUILL_ERR_NOMEM;
   }
-  for (unsigned i = 0; i < n_out; i++) {
-    io_ident(quill_op_operand(ret, i), "out", i, ident, sizeof ident);
-    quill_strbuf_printf(&sb, "%s, ", ident);
-  }
+  for (unsigned i = 0; i < n_in; i++)
+    io_ident(quill_graph_arg(g, i), "in", i, ids, i);
+  for (unsigned i = 0; i < n_out; i++)
+    io_ident(quill_op_operand(ret, i), "out", i, ids, n_in + i);
+  for (unsigned k = 0; k < n_in + n_out; k++)
+    quill_strbuf_printf(&sb, "%s, ", ids[k]);
   quill_strbuf_printf(
       &sb,
       "scratch);  // 0 on success\n *\n"
@@ -273,13 +296,11 @@ quill_status cg_header_text(cg *c, quill_llvm_compiled *r) {
                            "%u\n#define %s_NUM_THREADS %u\n\n",
                       guard, n_in, guard, n_out, guard, c->opts.threads);
   for (unsigned i = 0; i < n_in; i++) {
-    io_ident(quill_graph_arg(g, i), "in", i, ident, sizeof ident);
-    describe(&sb, guard, "in", i, quill_graph_arg(g, i), ident);
+    describe(&sb, guard, "in", i, quill_graph_arg(g, i), ids[i]);
     quill_strbuf_putc(&sb, '\n');
   }
   for (unsigned i = 0; i < n_out; i++) {
-    io_ident(quill_op_operand(ret, i), "out", i, ident, sizeof ident);
-    describe(&sb, guard, "out", i, quill_op_operand(ret, i), ident);
+    describe(&sb, guard, "out", i, quill_op_operand(ret, i), ids[n_in + i]);
     quill_strbuf_putc(&sb, '\n');
   }
   quill_strbuf_printf(&sb,
@@ -289,20 +310,17 @@ quill_status cg_header_text(cg *c, quill_llvm_compiled *r) {
                                "*/\nint %s_run("
                              : "/* Run the model: returns 0. */\nint %s_run(",
                       name);
-  for (unsigned i = 0; i < n_in; i++) {
-    io_ident(quill_graph_arg(g, i), "in", i, ident, sizeof ident);
+  for (unsigned i = 0; i < n_in; i++)
     quill_strbuf_printf(&sb, "const %s *%s, ",
                         c_type(quill_type_elem(
                             quill_value_type(quill_graph_arg(g, i)))),
-                        ident);
-  }
-  for (unsigned i = 0; i < n_out; i++) {
-    io_ident(quill_op_operand(ret, i), "out", i, ident, sizeof ident);
+                        ids[i]);
+  for (unsigned i = 0; i < n_out; i++)
     quill_strbuf_printf(&sb, "%s *%s, ",
                         c_type(quill_type_elem(
                             quill_value_type(quill_op_operand(ret, i)))),
-                        ident);
-  }
+                        ids[n_in + i]);
+  quill_free(c->ctx, ids, (size_t)(n_in + n_out + 1) * sizeof *ids);
   quill_strbuf_puts(&sb, "void *scratch);\n");
   quill_strbuf_printf(&sb, "/* The same with ptrs = {inputs..., outputs..., "
                            "scratch}. */\nint %s_run_argv(void **ptrs);\n",

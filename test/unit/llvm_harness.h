@@ -4,17 +4,23 @@
  * reference interpreter and with the LLVM JIT (optionally forcing an ISA
  * path and a thread count), and compare every output: bit for bit for
  * integer and quantized results, within a tolerance for float results when
- * the test allows it.
+ * the test allows it. write_case() writes a case as files instead (.qir,
+ * random .npy inputs, the reference's .npy outputs) for runs in another
+ * process or under an emulator (scripts/test-qemu.sh).
  */
 #ifndef QUILL_TEST_UNIT_LLVM_HARNESS_H
 #define QUILL_TEST_UNIT_LLVM_HARNESS_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "frontends/npy/npy.h"
 #include "ir/ir.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
@@ -149,6 +155,16 @@ static const char *isa_features(quill_llvm_isa isa, char *buf, size_t size) {
   return buf;
 }
 
+/* Allocate and fill g's arguments in[0..nargs) with random values
+ * (floats in [-frange, frange], default 4). */
+static void make_inputs(quill_context *ctx, const quill_graph *g,
+                        quill_tensor *in, double frange) {
+  for (unsigned i = 0; i < quill_graph_num_args(g); i++) {
+    quill_tensor_alloc(ctx, quill_value_type(quill_graph_arg(g, i)), &in[i]);
+    fill_random(&in[i], frange ? frange : 4.0);
+  }
+}
+
 /* Run one case; returns true if every output matched. */
 static bool run_case(const llvm_case *k) {
   quill_context *ctx = quill_context_create(NULL, NULL);
@@ -169,10 +185,7 @@ static bool run_case(const llvm_case *k) {
   quill_graph *g = quill_module_graph(m, 0);
   nin = quill_graph_num_args(g);
   nout = quill_graph_num_results(g);
-  for (unsigned i = 0; i < nin; i++) {
-    quill_tensor_alloc(ctx, quill_value_type(quill_graph_arg(g, i)), &in[i]);
-    fill_random(&in[i], k->frange ? k->frange : 4.0);
-  }
+  make_inputs(ctx, g, in, k->frange);
   if (quill_ref_run(ctx, g, in, nin, ref, nout)) {
     fprintf(stderr, "%s: reference failed\n", k->name);
     goto done;
@@ -218,6 +231,63 @@ done:
   quill_ref_tensors_free(ctx, in, nin);
   quill_ref_tensors_free(ctx, ref, nout);
   quill_ref_tensors_free(ctx, got, nout);
+  if (m)
+    quill_module_destroy(m);
+  quill_context_destroy(ctx);
+  return ok;
+}
+
+/* Write case k as DIR/NAME.qir, its random inputs (as run_case draws
+ * them) as DIR/NAME.inI.npy and the reference interpreter's outputs as
+ * DIR/NAME.refI.npy, creating DIR if needed; k's name and isa are not
+ * used. Returns false, with a message, if the module does not verify, the
+ * reference fails or a tensor has no .npy form. */
+static inline bool write_case(const char *dir, const char *name,
+                       const llvm_case *k) {
+  char path[4096];
+  bool ok = false;
+  quill_tensor in[8], ref[8];
+  memset(in, 0, sizeof in);
+  memset(ref, 0, sizeof ref);
+  unsigned nin = 0, nout = 0;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "cannot create %s\n", dir);
+    return false;
+  }
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  quill_diag_set_handler(ctx, diag_capture, (void *)1);
+  quill_module *m = quill_parse_module(ctx, k->text, strlen(k->text), name,
+                                       0);
+  if (!m || quill_verify_module(m)) {
+    fprintf(stderr, "%s: does not parse/verify\n", name);
+    goto done;
+  }
+  quill_graph *g = quill_module_graph(m, 0);
+  nin = quill_graph_num_args(g);
+  nout = quill_graph_num_results(g);
+  if (nin > 8 || nout > 8)
+    goto done;
+  make_inputs(ctx, g, in, k->frange);
+  if (quill_ref_run(ctx, g, in, nin, ref, nout)) {
+    fprintf(stderr, "%s: reference failed\n", name);
+    goto done;
+  }
+  snprintf(path, sizeof path, "%s/%s.qir", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(k->text, f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "cannot write %s\n", path);
+    goto done;
+  }
+  ok = true;
+  for (unsigned i = 0; ok && i < nin + nout; i++) {
+    bool is_in = i < nin;
+    snprintf(path, sizeof path, "%s/%s.%s%u.npy", dir, name,
+             is_in ? "in" : "ref", is_in ? i : i - nin);
+    ok = !quill_npy_write_file(ctx, path, is_in ? &in[i] : &ref[i - nin]);
+  }
+done:
+  quill_ref_tensors_free(ctx, in, nin);
+  quill_ref_tensors_free(ctx, ref, nout);
   if (m)
     quill_module_destroy(m);
   quill_context_destroy(ctx);

@@ -6,6 +6,10 @@
  * outputs, and the float ops that mirror the reference's scalar code) or
  * within a tolerance (the float conv/matmul, whose summation order
  * differs).
+ *
+ * `test_llvm_ops --write DIR` runs nothing: it writes every bit-exact case
+ * as DIR/opsNNN.qir with random inputs and the reference's outputs as
+ * .npy files (llvm_harness.h's write_case), for scripts/test-qemu.sh.
  */
 #include "llvm_harness.h"
 
@@ -352,7 +356,28 @@ static const llvm_case cases[] = {
      "}\n", 1e-4, 0, 0, 0, false},
 };
 
-int main(void) {
+/* --write DIR: the cases compared bit for bit, as files. */
+static int write_cases(const char *dir) {
+  int n = 0, bad = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (cases[i].float_tol != 0)
+      continue;
+    char name[32];
+    snprintf(name, sizeof name, "ops%03zu", i);
+    bool ok = write_case(dir, name, &cases[i]);
+    if (!ok)
+      fprintf(stderr, "test_llvm_ops: cannot write case '%s'\n",
+              cases[i].name);
+    bad += !ok;
+    n += ok;
+  }
+  printf("test_llvm_ops: wrote %d cases to %s\n", n, dir);
+  return bad != 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--write"))
+    return write_cases(argv[2]);
   quill_llvm_isa isas[QUILL_LLVM_ISA_COUNT];
   unsigned nisa = host_isas(isas);
   CHECK(nisa >= 1);

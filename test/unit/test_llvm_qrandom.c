@@ -22,6 +22,13 @@
  * avx2, avx-vnni, avx512-vnni, amx) and every output byte must equal the
  * reference's. QUILL_LLVM_RANDOM_CASES scales the number of graphs,
  * QUILL_LLVM_RANDOM_SEED changes the seed; a failing case prints its .qir.
+ *
+ * `test_llvm_qrandom --write DIR` runs nothing: it writes the same graphs
+ * (QUILL_LLVM_RANDOM_CASES per op, cycling qconv2d, qmatmul, qadd/qmul)
+ * as DIR/caseNNN.qir with random inputs DIR/caseNNN.inK.npy and the
+ * reference's outputs DIR/caseNNN.refK.npy, plus DIR/big.qir, a 3x3 conv large enough that `--threads 2` code hands it
+ * to the thread pool. scripts/test-qemu.sh compiles them for other CPUs
+ * and runs them under qemu against `quill run`.
  */
 #include "ir/quant.h"
 #include "ir/strbuf.h"
@@ -395,13 +402,88 @@ static void gen_qbin(gen *g) {
   emit(g, ">\n  return %%y\n}\n");
 }
 
-int main(void) {
+/* A deterministic conv big enough that its stage is estimated above the
+ * threaded entry's minimum and goes through quill_rt_parallel_for:
+ * 1x32x24x24 u8 -> 64 channels, 3x3, pads 1, per-channel i8 weights in
+ * [-64, 64], so that no pair can saturate 16 bits and the avx2 path takes
+ * vpmaddubsw (the random graphs' weights take vpmaddwd there). */
+static void gen_big_conv(gen *g) {
+  const int64_t C = 32, M = 64, H = 24, W = 24;
+  wparams *w = malloc(sizeof *w);
+  random_wparams(w, M);
+  w->u8 = false;
+  w->axis = true;
+  w->n = M;
+  for (int64_t c = 0; c < M; c++) {
+    w->scales[c] = rnd_range(0.002, 0.05);
+    w->zps[c] = 0;
+  }
+  double sx = 0.02, sy = sx * w->scales[0] * sqrt(9.0 * C) * 60.0 / 127;
+  emit(g, "func @f(%%x: tensor<1x%lldx%lldx%lldx", (long long)C, (long long)H,
+       (long long)W);
+  qtype(g, true, sx, 3);
+  emit(g, ">) -> tensor<1x%lldx%lldx%lldx", (long long)M, (long long)H,
+       (long long)W);
+  qtype(g, true, sy, 128);
+  emit(g, "> {\n  %%w = constant {value = dense<");
+  size_t nw = (size_t)(M * C * 9);
+  uint8_t *d = malloc(nw);
+  for (size_t i = 0; i < nw; i++)
+    d[i] = (uint8_t)rnd_int(-64, 64);
+  hex_bytes(g, d, nw);
+  free(d);
+  emit(g, "> : tensor<%lldx%lldx3x3x", (long long)M, (long long)C);
+  wtype(g, w, 0);
+  emit(g, ">} : tensor<%lldx%lldx3x3x", (long long)M, (long long)C);
+  wtype(g, w, 0);
+  emit(g, ">\n  %%y = qconv2d %%x, %%w {group = 1, strides = [1, 1], "
+          "dilations = [1, 1], pads = [1, 1, 1, 1], ");
+  bool fixed;
+  requant_attrs(g, &fixed, sx, w, sy, M, "half_even", true);
+  emit(g, "} : tensor<1x%lldx%lldx%lldx", (long long)M, (long long)H,
+       (long long)W);
+  qtype(g, true, sy, 128);
+  emit(g, ">\n  return %%y\n}\n");
+  free(w);
+}
+
+/* --write DIR: the graphs as files (llvm_harness.h's write_case). */
+static int write_cases(const char *dir, int ncases) {
+  int bad = 0;
+  for (int i = 0; i <= 3 * ncases; i++) {
+    gen g = {malloc(4096), 0, 4096};
+    g.buf[0] = '\0';
+    char name[32];
+    if (i == 3 * ncases) {
+      gen_big_conv(&g);
+      snprintf(name, sizeof name, "big");
+    } else {
+      if (i % 3 == 0)
+        gen_qconv(&g);
+      else if (i % 3 == 1)
+        gen_qmatmul(&g);
+      else
+        gen_qbin(&g);
+      snprintf(name, sizeof name, "case%03d", i);
+    }
+    llvm_case c = {name, g.buf, 0, QUILL_LLVM_ISA_AUTO, 1, 0, false};
+    bad += !write_case(dir, name, &c);
+    free(g.buf);
+  }
+  printf("test_llvm_qrandom: wrote %d cases and big.qir to %s\n", 3 * ncases,
+         dir);
+  return bad != 0;
+}
+
+int main(int argc, char **argv) {
   const char *e = getenv("QUILL_LLVM_RANDOM_CASES");
   int ncases = e ? atoi(e) : 60;
   e = getenv("QUILL_LLVM_RANDOM_SEED");
   rng_state ^= e ? (uint64_t)strtoull(e, NULL, 10) * 0x9E3779B97F4A7C15ull : 0;
   if (!rng_state)
     rng_state = 1;
+  if (argc == 3 && !strcmp(argv[1], "--write"))
+    return write_cases(argv[2], ncases);
   quill_llvm_isa isas[QUILL_LLVM_ISA_COUNT];
   unsigned nisa = host_isas(isas);
   printf("test_llvm_qrandom: %d cases per op on", ncases);
