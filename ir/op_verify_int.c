@@ -18,6 +18,8 @@
  * when {multiplier, shift} are present, in fixed point (multiplier * 2^-31 *
  * 2^shift, per tensor or per output channel).
  */
+#include <string.h>
+
 #include "ir/op_verify.h"
 
 static const char *const roundings[] = {"half_even", "half_away", "half_up",
@@ -137,6 +139,13 @@ quill_status quill_vop_integer_result(quill_context *ctx, const quill_op *op,
   if (acc && fixed)
     return quill_vop_fail(ctx, op, "an i32 (accumulator) result takes no "
                                    "'multiplier'/'shift'");
+  static const char *const accs[] = {"i32", "i64", NULL};
+  const char *width;
+  if (quill_vop_attr_choice(ctx, op, "accumulator", "i32", accs, &width))
+    return QUILL_ERR_INVALID;
+  if (acc && strcmp(width, "i64") == 0)
+    return quill_vop_fail(ctx, op, "an i32 (accumulator) result cannot hold "
+                                   "an i64 accumulator");
   return quill_vop_act_range(ctx, op, re);
 }
 

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "ir/quant.h"
+#include "ir/attr.h"
+#include "ir/graph.h"
 
 static const char *const names[] = {"half_even", "half_away", "half_up",
                                     "tflite"};
@@ -129,6 +131,29 @@ int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
     return prod * (INT64_C(1) << (-n));
   }
   return div_pot(prod, n, r);
+}
+
+int64_t quill_requant_fixed64(int64_t acc, int32_t multiplier, int shift,
+                              quill_rounding r) {
+  int64_t x = quill_clamp_i64(acc, -(INT64_C(1) << 47),
+                              (INT64_C(1) << 47) - 1);
+  int64_t m16 = multiplier < 0x7fff0000 ? ((int64_t)multiplier + (1 << 15)) >>
+                                              16
+                                        : 0x7fff;
+  int64_t prod = x * m16; /* |prod| < 2^62 */
+  int n = 15 - shift;
+  if (n <= 0) {
+    int64_t lim = INT64_MAX >> (-n);
+    prod = quill_clamp_i64(prod, -lim, lim);
+    return prod * (INT64_C(1) << (-n));
+  }
+  return div_pot(prod, n, r == QUILL_ROUND_TFLITE ? QUILL_ROUND_HALF_UP : r);
+}
+
+bool quill_op_acc_i64(const quill_op *op) {
+  const quill_attr *a = quill_op_attr(op, "accumulator");
+  return a && quill_attr_kind_of(a) == QUILL_ATTR_STRING &&
+         strcmp(quill_attr_string_value(a, NULL), "i64") == 0;
 }
 
 float quill_requant_scale_f32(double s_x, double s_w, double s_y) {

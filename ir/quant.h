@@ -44,6 +44,20 @@ bool quill_quantize_multiplier(double real, int32_t *multiplier, int *shift);
 int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
                             quill_rounding r);
 
+/* The same for a 64-bit accumulator (qconv2d/qmatmul with accumulator =
+ * "i64"), as TFLite's int64 MultiplyByQuantizedMultiplier (its 16x8
+ * kernels): acc clamped to [-2^47, 2^47), the multiplier reduced to 16 bits
+ * (m < 0x7fff0000 ? (m + 2^15) >> 16 : 0x7fff), then one rounding of
+ * acc * m16 / 2^(15 - shift) with the policy (tflite: ties up, TFLite's
+ * `+ 2^(n-1) >> n`). Exact in int64 for every shift in [-31, 62]. */
+int64_t quill_requant_fixed64(int64_t acc, int32_t multiplier, int shift,
+                              quill_rounding r);
+
+/* Whether the integer op accumulates in int64: qconv2d/qmatmul carrying
+ * `accumulator = "i64"` (fuse-qdq sets it when the worst-case sum does not
+ * fit in int32). Absent or "i32": int32 sums modulo 2^32. */
+bool quill_op_acc_i64(const quill_op *op);
+
 /* The ONNX QLinear* way: acc * scale in f32, rounded with the policy
  * (`scale` is s_x * s_w / s_y computed in f32 by quill_requant_scale_f32). */
 int64_t quill_requant_float(int64_t acc, float scale, quill_rounding r);

@@ -12,6 +12,12 @@
  * numerics and the helpers the patterns share (reading the reference form,
  * building requantization / activation attributes, quantizing biases).
  *
+ * Accumulators. qconv2d/qmatmul sum in int32 only when the worst case
+ * fits (quill_fqdq_acc_bound: K x the actual |w - zp_w| x the storage
+ * reach of x - zp_x, plus |bias|); otherwise they carry
+ * `accumulator = "i64"` and every target sums exactly in int64 (statistic
+ * num-acc-i64).
+ *
  * Numerics. `backend=NAME` takes the backend config's rounding policy and
  * requantization mode: fixed_point writes {multiplier, shift} computed by
  * ir/quant.c (quill_product_multiplier, quill_qadd_params_compute,
@@ -274,6 +280,55 @@ const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
   return res;
 }
 
+/* ---- accumulator width --------------------------------------------------- */
+
+/* max |v - zp| over the storage range of the quantized type e, for the
+ * zero point zp. */
+static double storage_reach(const quill_type *e, int64_t zp) {
+  quill_type *st = quill_type_quant_storage(e);
+  double hi = (double)quill_type_int_max(st) - (double)zp;
+  double lo = (double)zp - (double)quill_type_int_min(st);
+  return hi > lo ? hi : lo;
+}
+
+double quill_fqdq_acc_bound(const quill_type *xe, const quill_type *wt,
+                            const quill_attr *w, bool conv,
+                            const quill_attr *bias) {
+  quill_type *we = quill_type_elem(wt);
+  unsigned rank = quill_type_rank(wt);
+  if (!quill_type_has_static_shape(wt) || rank < (conv ? 1u : 2u))
+    return INFINITY;
+  const int64_t *d = quill_type_dims(wt);
+  size_t numel = (size_t)quill_type_num_elements(wt);
+  size_t nch = (size_t)(conv ? d[0] : d[rank - 1]);
+  size_t K = conv ? (nch ? numel / nch : 0) : (size_t)d[rank - 2];
+  size_t nsum = conv ? nch : (K ? numel / K : 0); /* batch x columns */
+  const int64_t *zpw = quill_type_quant_zero_points(we);
+  bool per_ch = quill_type_quant_num_params(we) > 1;
+  double mx = storage_reach(xe, quill_type_quant_zero_points(xe)[0]);
+  double best = 0.0;
+  for (size_t s = 0; s < nsum; s++) {
+    size_t c = conv ? s : s % nch;
+    int64_t zp = zpw[per_ch ? c : 0];
+    double sum = 0.0;
+    if (!w)
+      sum = (double)K * storage_reach(we, zp);
+    for (size_t k = 0; w && k < K; k++) {
+      size_t e = conv ? s * K + k : (s / nch) * K * nch + k * nch + c;
+      int64_t v = quill_attr_dense_get_i64(w, e) - zp;
+      sum += (double)(v < 0 ? -v : v);
+    }
+    double b = 0.0;
+    if (bias) {
+      int64_t bv = quill_attr_dense_get_i64(bias, c);
+      b = (double)(bv < 0 ? -bv : bv);
+    }
+    double bound = b + sum * mx;
+    best = bound > best ? bound : best;
+  }
+  return best;
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 /* Count the float ops still reading a dequantized value, per opcode. */
@@ -331,6 +386,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
     }
   if (total)
     quill_pass_stat_add(ps, "num-fused", total);
+  if (f.wide)
+    quill_pass_stat_add(ps, "num-acc-i64", f.wide);
   else
     quill_pass_mark_unchanged(ps);
   count_unfused(ps, m);

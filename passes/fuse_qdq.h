@@ -21,6 +21,7 @@ typedef struct quill_fqdq {
   const quill_backend *backend;   /* NULL: ONNX semantics */
   bool fixed;                     /* fixed-point requantization */
   uint64_t fused[QUILL_OP_COUNT]; /* rewrites, by the float op replaced */
+  uint64_t wide;                  /* of which with an int64 accumulator */
   quill_pattern patterns[QUILL_FQDQ_MAX_PATTERNS]; /* the set's patterns */
 } quill_fqdq;
 
@@ -103,5 +104,23 @@ const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
                                       const quill_value *bias, double s_x,
                                       const double *s_w, size_t n_w,
                                       size_t nch, const char **why);
+
+/* ---- accumulator width --------------------------------------------------- */
+
+/* The largest |accumulator| an integer conv/matmul can reach, as a double
+ * (exact below 2^53, which covers every int32 decision):
+ *
+ *   max over output channels c of
+ *     |bias[c]| + sum_k |w[k, c] - zp_w[c]| * max|x - zp_x|
+ *
+ * with x anywhere in its storage range (xe: its quantized element type),
+ * the actual weights when `w` is a constant (else K times their storage
+ * range), wt the weights' type. conv: wt is [O, Cg, kh, kw], channel axis
+ * 0; otherwise wt is [.., K, N] with channels on the last axis and each
+ * batch matrix a separate sum. bias: the dense i32 bias or NULL. +inf if
+ * the weight shape is not static. */
+double quill_fqdq_acc_bound(const quill_type *xe, const quill_type *wt,
+                            const quill_attr *w, bool conv,
+                            const quill_attr *bias);
 
 #endif /* QUILL_PASSES_FUSE_QDQ_H */

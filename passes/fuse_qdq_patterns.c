@@ -22,7 +22,10 @@
  *                whose result is not quantized       scast, dequantize
  *
  * A fused `activation` (relu/clip) becomes act_min/act_max; biases become
- * int32 at scale s_x*s_w[c] (quill_fqdq_bias_i32). Every pattern computes
+ * int32 at scale s_x*s_w[c] (quill_fqdq_bias_i32). qconv2d/qmatmul get
+ * `accumulator = "i64"` when the worst-case sum may leave int32
+ * (quill_fqdq_acc_bound: 16-bit operands, or very long 8-bit sums); an
+ * i32-result (float-output) op that would need it stays unfused. Every pattern computes
  * all it needs (attributes, constants as attrs) before touching the IR.
  */
 #include <math.h>
@@ -182,6 +185,16 @@ static quill_match_result emit_linear(const quill_pattern *p,
               : NULL;
   if (l->bias && !battr)
     return why ? quill_rewriter_fail(rw, root, "%s", why) : oom(rw, root);
+  /* int32 accumulation only where the worst case provably fits */
+  quill_type *wt = l->w_attr ? quill_attr_dense_type(l->w_attr)
+                             : quill_value_type(l->w);
+  const quill_attr *wc = l->w_attr ? l->w_attr : quill_value_constant(l->w);
+  bool wide = quill_fqdq_acc_bound(xe, wt, wc, l->opc == QUILL_OP_QCONV2D,
+                                   battr) > (double)INT32_MAX;
+  if (wide && !q)
+    return quill_rewriter_fail(rw, root, "the worst-case accumulator does not "
+                                         "fit in int32 and the result would "
+                                         "be the raw i32 accumulator");
 
   quill_fqdq_attrs attrs;
   quill_fqdq_attrs_init(&attrs, ctx);
@@ -216,6 +229,8 @@ static quill_match_result emit_linear(const quill_pattern *p,
     if (!ok)
       why = "the accumulator's quantized type is invalid";
   }
+  if (wide)
+    quill_fqdq_attrs_set_str(&attrs, "accumulator", "i64");
   if (reals)
     quill_free(ctx, reals, n_w * sizeof *reals);
   if (accs)
@@ -266,6 +281,7 @@ static quill_match_result emit_linear(const quill_pattern *p,
     goto nomem;
   quill_fqdq_attrs_free(&attrs);
   quill_fqdq_attrs_free(&act_attrs);
+  f->wide += wide;
   return finish(p, rw, root, res, quill_op_opcode(l->fop));
 nomem:
   quill_fqdq_attrs_free(&attrs);

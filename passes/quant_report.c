@@ -206,7 +206,8 @@ void quill_report_tensor_to_real(const quill_tensor *t, double *out) {
 
 /* Round-trip a module through its text: an exact copy (file locations
  * kept). NULL after diagnostics or on allocation failure. */
-static quill_module *clone_module(quill_context *ctx, const quill_module *m) {
+quill_module *quill_report_clone_module(quill_context *ctx,
+                                        const quill_module *m) {
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
   quill_print_options po = {.print_locs = true};
@@ -668,11 +669,13 @@ quill_status quill_quant_report_create(quill_context *ctx,
     return QUILL_ERR_NOMEM;
   r->ctx = ctx;
   quill_status st = QUILL_OK;
-  if (!(r->b = quill_backend_get(ctx, o->backend)))
+  if (!(r->b = quill_backend_get(ctx, o->backend)) ||
+      !(r->backend_opt = quill_ident_get(ctx, o->backend)))
     st = QUILL_ERR_INVALID;
   if (!st)
     st = parse_keep(r, o->keep_float);
-  if (!st && (!(r->flt = clone_module(ctx, m)) || !(r->qnt = clone_module(ctx, m))))
+  if (!st && (!(r->flt = quill_report_clone_module(ctx, m)) ||
+              !(r->qnt = quill_report_clone_module(ctx, m))))
     st = quill_diag_error_count(ctx) ? QUILL_ERR_INVALID : QUILL_ERR_NOMEM;
   if (!st)
     st = quill_quantize_module(ctx, r->flt, o, QUILL_QUANTIZE_PREPARE, NULL,

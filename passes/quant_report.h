@@ -75,11 +75,16 @@ typedef struct quill_report_row {
 typedef struct quill_report_output {
   const char *name; /* the float model's returned value name, or "output<i>" */
   quill_sqnr sqnr;
+  quill_sqnr compiled; /* the compiled (lowered) model's output against the
+                          reference form's (count 0: not measured) */
+  uint64_t compiled_diff; /* elements where the two differ */
 } quill_report_output;
 
 typedef struct quill_report_accuracy {
   size_t count;               /* labelled rows evaluated (0: not run) */
   size_t float_correct, quant_correct, agree;
+  bool compiled;              /* compiled_correct was measured */
+  size_t compiled_correct;
 } quill_report_accuracy;
 
 typedef struct quill_quant_report quill_quant_report;
@@ -121,6 +126,41 @@ const char *quill_quant_report_backend(const quill_quant_report *r);
 const char *quill_quant_report_keep_float(const quill_quant_report *r);
 /* The quantized module (owned by the report). */
 quill_module *quill_quant_report_quantized(const quill_quant_report *r);
+
+/* ---- the "compiled" column ---------------------------------------------------
+ *
+ * What a target makes of the model can lose accuracy the reference form
+ * does not (an integer accumulator that overflows, a different rounding):
+ * the column runs the lowered model beside the reference form. libquill
+ * does not link a code generator, so the caller supplies the runner (the
+ * tool: the LLVM JIT). */
+
+/* Run the lowered model on one sample (graph arguments in order); outputs
+ * as quill_ref_run allocates them (in ctx; the report frees them). */
+typedef quill_status (*quill_report_run_fn)(void *ud, const quill_tensor *in,
+                                            unsigned nin, quill_tensor *out,
+                                            unsigned nout);
+
+/* The model the targets compile: a copy of the reference form with the
+ * FUSE stage (fuse-qdq, dce) for the report's backend. New module in *out,
+ * freed with quill_module_destroy; NULL on failure (diagnostics). */
+quill_status quill_quant_report_lowered(const quill_quant_report *r,
+                                        quill_module **out);
+
+/* Run every sample of `calib` through the reference form and `run`, and
+ * fill each output's `compiled` SQNR and differing-element count; with
+ * x/labels (both or neither, as for eval_accuracy) also the compiled
+ * model's accuracy. */
+quill_status quill_quant_report_measure_compiled(
+    quill_quant_report *r, const quill_calib_dataset *calib,
+    const quill_calib_dataset *x, const quill_tensor *labels,
+    quill_report_run_fn run, void *ud);
+
+/* Mark the column as not measured, with the reason (copied). */
+void quill_quant_report_compiled_unavailable(quill_quant_report *r,
+                                             const char *why);
+/* NULL when measured (or not attempted); else why not. */
+const char *quill_quant_report_compiled_note(const quill_quant_report *r);
 
 /* ---- output ------------------------------------------------------------------ */
 

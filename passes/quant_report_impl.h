@@ -25,6 +25,7 @@ typedef struct report_entry {
 struct quill_quant_report {
   quill_context *ctx;
   const quill_backend *b;
+  const char *backend_opt; /* interned: the backend option as given */
   const char *keep_float; /* interned, or NULL */
   const char **keep;      /* keep_float split at commas (interned) */
   size_t num_keep, num_keep_cap;
@@ -35,6 +36,8 @@ struct quill_quant_report {
   quill_report_output *outs;
   size_t nouts;
   quill_report_accuracy acc;
+  bool compiled;            /* the compiled column was measured */
+  const char *compiled_why; /* interned: why it was not, or NULL */
   size_t samples;
   int32_t *fmap, *qmap, *qrow; /* F op id -> row tracking it; Q op id ->
                                   row whose track / qop it is (-1: none) */
@@ -42,6 +45,12 @@ struct quill_quant_report {
   double *scratch; /* Q-side values */
   size_t scratch_n;
 };
+
+/* A copy of m through the printer and the parser (locations kept). */
+quill_module *quill_report_clone_module(quill_context *ctx,
+                                        const quill_module *m);
+/* argmax of v[0..n) (the first of equal maxima). */
+size_t quill_report_argmax(const double *v, size_t n);
 
 /* Read every element of t as a real number: floats as they are, quantized
  * storage through its quant type ((q - zp[c]) * scale[c]). out holds

@@ -188,7 +188,7 @@ quill_status quill_report_measure(quill_quant_report *r,
 
 /* ---- accuracy ------------------------------------------------------------------ */
 
-static size_t argmax(const double *v, size_t n) {
+size_t quill_report_argmax(const double *v, size_t n) {
   size_t best = 0;
   for (size_t i = 1; i < n; i++)
     if (v[i] > v[best])
@@ -242,8 +242,8 @@ quill_status quill_quant_report_eval_accuracy(quill_quant_report *r,
                        "report: the first output differs in size between "
                        "the float and the quantized model");
     for (size_t k = 0; k < per && !st; k++) {
-      size_t pf = argmax(x + k * classes, classes);
-      size_t pq = argmax(y + k * classes, classes);
+      size_t pf = quill_report_argmax(x + k * classes, classes);
+      size_t pq = quill_report_argmax(y + k * classes, classes);
       int64_t want = quill_tensor_get_i64(labels, s * per + k);
       acc.float_correct += (int64_t)pf == want;
       acc.quant_correct += (int64_t)pq == want;

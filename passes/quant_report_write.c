@@ -125,16 +125,32 @@ static void write_summary(const quill_quant_report *r, quill_strbuf *sb) {
   for (size_t i = 0; i < r->nouts; i++) {
     quill_strbuf_printf(sb, "output %s: SQNR ", r->outs[i].name);
     quill_report_put_db(sb, &r->outs[i].sqnr);
-    quill_strbuf_puts(sb, " dB\n");
+    quill_strbuf_puts(sb, " dB");
+    if (r->compiled) {
+      quill_strbuf_puts(sb, "; compiled vs reference form: SQNR ");
+      quill_report_put_db(sb, &r->outs[i].compiled);
+      quill_strbuf_printf(sb, " dB, %llu of %llu values differ",
+                          (unsigned long long)r->outs[i].compiled_diff,
+                          (unsigned long long)r->outs[i].compiled.count);
+    }
+    quill_strbuf_puts(sb, "\n");
   }
+  if (r->compiled_why)
+    quill_strbuf_printf(sb, "compiled: not measured (%s)\n", r->compiled_why);
   const quill_report_accuracy *a = &r->acc;
-  if (a->count)
+  if (a->count) {
     quill_strbuf_printf(sb,
                         "accuracy over %zu labelled rows: float %.4f (%zu), "
-                        "quantized %.4f (%zu), agreement %.4f\n",
+                        "quantized %.4f (%zu), agreement %.4f",
                         a->count, (double)a->float_correct / a->count,
                         a->float_correct, (double)a->quant_correct / a->count,
                         a->quant_correct, (double)a->agree / a->count);
+    if (a->compiled)
+      quill_strbuf_printf(sb, ", compiled %.4f (%zu)",
+                          (double)a->compiled_correct / a->count,
+                          a->compiled_correct);
+    quill_strbuf_puts(sb, "\n");
+  }
 }
 
 static quill_status write_text(const quill_quant_report *r, const char *model,
@@ -266,9 +282,23 @@ static quill_status write_json(const quill_quant_report *r, const char *model,
   for (size_t i = 0; i < r->nouts; i++) {
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(r->outs[i].name));
-    json_array_append_new(outs, json_sums(&r->outs[i].sqnr, o));
+    json_sums(&r->outs[i].sqnr, o);
+    if (r->compiled) {
+      json_t *c = json_object();
+      json_object_set_new(c, "differing",
+                          json_integer((json_int_t)r->outs[i].compiled_diff));
+      json_object_set_new(c, "count",
+                          json_integer((json_int_t)r->outs[i].compiled.count));
+      json_object_set_new(o, "compiled", json_sums(&r->outs[i].compiled, c));
+    } else {
+      json_object_set_new(o, "compiled", json_null());
+    }
+    json_array_append_new(outs, o);
   }
   json_object_set_new(root, "outputs", outs);
+  json_object_set_new(root, "compiled_note",
+                      r->compiled_why ? json_string(r->compiled_why)
+                                      : json_null());
   const quill_report_accuracy *a = &r->acc;
   if (a->count) {
     json_t *o = json_object();
@@ -282,6 +312,10 @@ static quill_status write_json(const quill_quant_report *r, const char *model,
     json_object_set_new(o, "quantized_correct",
                         json_integer((json_int_t)a->quant_correct));
     json_object_set_new(o, "agree", json_integer((json_int_t)a->agree));
+    json_object_set_new(o, "compiled",
+                        a->compiled ? json_real((double)a->compiled_correct /
+                                                a->count)
+                                    : json_null());
     json_object_set_new(root, "accuracy", o);
   } else {
     json_object_set_new(root, "accuracy", json_null());

@@ -355,6 +355,11 @@ void cg_requant_free(cg *c, cg_requant *rq);
  * values (or acc itself when raw). */
 LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
                               LLVMValueRef ch, bool lanes_are_channels);
+/* The same for one i64 accumulator (accumulator = "i64"): the 64-bit
+ * requantization (quill_requant_fixed64, or the f32 conversion of the i64);
+ * channel ch (NULL: 0). Returns the final clamped value as i32. */
+LLVMValueRef cg_requant_apply_i64(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                  LLVMValueRef ch);
 /* The scalar contract for one value (compile time; tests and folding). */
 int64_t cg_requant_eval(const cg_requant *rq, size_t ch, int32_t acc);
 /* Float -> integer rounding of an f32/f64 (vector) value with a policy,

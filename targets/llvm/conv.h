@@ -31,6 +31,7 @@ typedef struct cg_qlinear {
   const quill_attr *wconst; /* dense weights, NULL if not constant */
   bool has_bias;
   const quill_attr *bconst; /* dense bias, NULL if not constant */
+  bool wide;               /* accumulator = "i64": exact i64 sums */
   cg_requant rq;
 } cg_qlinear;
 
@@ -41,6 +42,13 @@ void cg_qlinear_free(cg *c, cg_qlinear *q);
 int32_t cg_qlinear_bias(const cg_qlinear *q, size_t m);
 void cg_store_result(cg *c, const quill_type *ye, LLVMValueRef v,
                      LLVMValueRef ptr);
+/* The portable loops' accumulator: i64 when q->wide, else i32. acc_term
+ * widens a centered i32 operand (or bias) to it; acc_requant requantizes
+ * one scalar accumulator of channel ch. */
+LLVMTypeRef cg_qlinear_acc_type(cg *c, const cg_qlinear *q);
+LLVMValueRef cg_qlinear_acc_term(cg *c, const cg_qlinear *q, LLVMValueRef v);
+LLVMValueRef cg_qlinear_acc_requant(cg *c, cg_qlinear *q, LLVMValueRef acc,
+                                    LLVMValueRef ch);
 
 quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
                               cg_qlinear *q);

@@ -10,7 +10,10 @@
  *
  * over the taps inside the image (padding contributes nothing), then
  * requantizes it (requant.c). i32 arithmetic wraps, which is exactly the
- * contract's modulo 2^32, so no path needs wider integers.
+ * contract's modulo 2^32, so no path needs wider integers, except an op
+ * with accumulator = "i64" (fuse-qdq: the worst case may leave int32): it
+ * always takes the portable loops, summing sign-extended terms in i64, and
+ * requantizes with cg_requant_apply_i64.
  *
  * Paths (chosen per op):
  *   - dot kernels (conv_dot.c): 8-bit activations, constant weights whose
@@ -97,6 +100,7 @@ quill_status cg_qlinear_init(cg *c, const quill_op *op, size_t nch,
   q->nw = quill_type_quant_num_params(we);
   q->zpw = quill_type_quant_zero_points(we);
   q->wconst = quill_value_constant(wv);
+  q->wide = quill_op_acc_i64(op);
   if (quill_op_num_operands(op) > 2) {
     const quill_value *bv = quill_op_operand(op, 2);
     q->has_bias = true;
@@ -112,6 +116,20 @@ void cg_qlinear_free(cg *c, cg_qlinear *q) { cg_requant_free(c, &q->rq); }
 
 int32_t cg_qlinear_bias(const cg_qlinear *q, size_t m) {
   return q->bconst ? (int32_t)quill_attr_dense_get_i64(q->bconst, m) : 0;
+}
+
+LLVMTypeRef cg_qlinear_acc_type(cg *c, const cg_qlinear *q) {
+  return q->wide ? c->t_i64 : c->t_i32;
+}
+
+LLVMValueRef cg_qlinear_acc_term(cg *c, const cg_qlinear *q, LLVMValueRef v) {
+  return q->wide ? LLVMBuildSExt(c->b, v, c->t_i64, "") : v;
+}
+
+LLVMValueRef cg_qlinear_acc_requant(cg *c, cg_qlinear *q, LLVMValueRef acc,
+                                    LLVMValueRef ch) {
+  return q->wide ? cg_requant_apply_i64(c, &q->rq, acc, ch)
+                 : cg_requant_apply(c, &q->rq, acc, ch, false);
 }
 
 /* Store requantized (or raw) i32 lanes v into y at ptr. */
@@ -293,7 +311,9 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
   if (!ws.table)
     ws.base = cg_view_base(c, &ws.view);
   LLVMValueRef bbase = q->has_bias && !btab ? cg_view_base(c, &bview) : NULL;
-  LLVMTypeRef at = LLVMArrayType2(c->t_i32, (uint64_t)nacc);
+  LLVMTypeRef act = cg_qlinear_acc_type(c, q);
+  unsigned asz = q->wide ? 8 : 4;
+  LLVMTypeRef at = LLVMArrayType2(act, (uint64_t)nacc);
   LLVMValueRef acc = cg_var(c, at, "acc");
   LLVMTypeRef yet = cg_elem_type(c, y.elem);
   cg_loop lt, low, lg, li, lj, lc, lm;
@@ -308,8 +328,9 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
   /* acc = bias */
   cg_for(c, &lm, 0, nacc, 1);
   LLVMValueRef m = LLVMBuildAdd(c->b, m0, lm.i, "");
-  cg_store(c, bias_value(c, q, btab, &bview, bbase, m),
-           cg_gep(c, c->t_i32, acc, lm.i), 4);
+  cg_store(c, cg_qlinear_acc_term(c, q, bias_value(c, q, btab, &bview, bbase,
+                                                   m)),
+           cg_gep(c, act, acc, lm.i), asz);
   cg_loop_end(c, &lm);
   cg_for(c, &li, 0, g->KH, 1);
   LLVMValueRef ih = LLVMBuildAdd(
@@ -338,10 +359,12 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
         : LLVMBuildUDiv(c->b, lm.i, cg_i64c(c, g->Mg), "");
     LLVMValueRef xv = load_x(c, &x, xb, n, ch, ih, iw, q->zpx);
     LLVMValueRef wv = weight(c, g, &ws, q, lm.i, cg_i64c(c, 0), li.i, lj.i);
-    LLVMValueRef p = cg_gep(c, c->t_i32, acc, lm.i);
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, p, 4),
-                             LLVMBuildMul(c->b, xv, wv, ""), ""),
-             p, 4);
+    LLVMValueRef p = cg_gep(c, act, acc, lm.i);
+    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
+                             LLVMBuildMul(c->b, cg_qlinear_acc_term(c, q, xv),
+                                          cg_qlinear_acc_term(c, q, wv), ""),
+                             ""),
+             p, asz);
     cg_loop_end(c, &lm);
   } else {
     cg_for(c, &lc, 0, g->Cg, 1);
@@ -351,10 +374,12 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
     cg_for(c, &lm, 0, nacc, 1);
     LLVMValueRef mm = LLVMBuildAdd(c->b, m0, lm.i, "");
     LLVMValueRef wv = weight(c, g, &ws, q, mm, lc.i, li.i, lj.i);
-    LLVMValueRef p = cg_gep(c, c->t_i32, acc, lm.i);
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, p, 4),
-                             LLVMBuildMul(c->b, xv, wv, ""), ""),
-             p, 4);
+    LLVMValueRef p = cg_gep(c, act, acc, lm.i);
+    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
+                             LLVMBuildMul(c->b, cg_qlinear_acc_term(c, q, xv),
+                                          cg_qlinear_acc_term(c, q, wv), ""),
+                             ""),
+             p, asz);
     cg_loop_end(c, &lm);
     cg_loop_end(c, &lc);
   }
@@ -365,8 +390,8 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
   /* requantize and store */
   cg_for(c, &lm, 0, nacc, 1);
   LLVMValueRef mm = LLVMBuildAdd(c->b, m0, lm.i, "");
-  LLVMValueRef a = cg_load(c, c->t_i32, cg_gep(c, c->t_i32, acc, lm.i), 4);
-  LLVMValueRef v = cg_requant_apply(c, &q->rq, a, mm, false);
+  LLVMValueRef a = cg_load(c, act, cg_gep(c, act, acc, lm.i), asz);
+  LLVMValueRef v = cg_qlinear_acc_requant(c, q, a, mm);
   LLVMValueRef off = LLVMBuildMul(c->b, n, cg_i64c(c, y.strides[0]), "");
   off = LLVMBuildAdd(c->b, off,
                      LLVMBuildMul(c->b, mm, cg_i64c(c, y.strides[1]), ""), "");
@@ -436,6 +461,8 @@ CG_LOWER(cg_lower_qconv2d) {
   cg_dot_args a;
   if (g.N * g.M * g.OH * g.OW == 0) {
     st = QUILL_OK;
+  } else if (q.wide) {
+    st = cg_conv_portable(c, op, &g, &q);
   } else if (dot_args(c, op, &g, &q, &a)) {
     st = cg_dw_applies(c, &a)    ? cg_dw_emit(c, &a)
          : cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)

@@ -15,7 +15,9 @@
  *   acc[0..N) = bias;  for k: av = A(i,k) - zp_a; acc[j] += av * Bc(k, j)
  *   y(i, j) = requant(acc[j], channel j)
  *
- * where Bc is B centered by its (per-column) zero point: a constant i32
+ * (i64 sums of sign-extended terms and cg_requant_apply_i64 for an op with
+ * accumulator = "i64", which never takes the dot kernels), where Bc is B
+ * centered by its (per-column) zero point: a constant i32
  * table, or loaded and centered at run time. The j loops run over
  * contiguous memory, which LLVM vectorizes.
  */
@@ -201,7 +203,7 @@ CG_LOWER(cg_lower_qmatmul) {
     cg_qlinear_free(c, &q);
     return QUILL_OK;
   }
-  if (try_dot(c, op, &a, &b, &y, &g, &q)) {
+  if (!q.wide && try_dot(c, op, &a, &b, &y, &g, &q)) {
     cg_qlinear_free(c, &q);
     return c->status;
   }
@@ -259,7 +261,9 @@ CG_LOWER(cg_lower_qmatmul) {
   LLVMValueRef ab = cg_view_base(c, &a), yb = cg_view_base(c, &y);
   LLVMValueRef bb = btab ? NULL : cg_view_base(c, &b);
   LLVMValueRef biasb = q.has_bias && !biastab ? cg_view_base(c, &bias) : NULL;
-  LLVMValueRef acc = cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)g.N), "acc");
+  LLVMTypeRef act = cg_qlinear_acc_type(c, &q);
+  unsigned asz = q.wide ? 8 : 4;
+  LLVMValueRef acc = cg_var(c, LLVMArrayType2(act, (uint64_t)g.N), "acc");
   cg_loop lt, lk, lj;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef i, oa, ob, oy;
@@ -277,7 +281,7 @@ CG_LOWER(cg_lower_qmatmul) {
                                          cg_i64c(c, bias.strides[bias.rank - 1]),
                                          "")),
                      c->t_i32);
-  cg_store(c, bv, cg_gep(c, c->t_i32, acc, lj.i), 4);
+  cg_store(c, cg_qlinear_acc_term(c, &q, bv), cg_gep(c, act, acc, lj.i), asz);
   cg_loop_end(c, &lj);
   cg_for(c, &lk, 0, g.K, 1);
   LLVMValueRef av = cg_load_int(
@@ -304,15 +308,17 @@ CG_LOWER(cg_lower_qmatmul) {
                             : cg_i32c(c, q.zpw[0]);
     w = LLVMBuildSub(c->b, w, zp, "");
   }
-  LLVMValueRef p = cg_gep(c, c->t_i32, acc, lj.i);
-  cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, p, 4),
-                           LLVMBuildMul(c->b, av, w, ""), ""),
-           p, 4);
+  LLVMValueRef p = cg_gep(c, act, acc, lj.i);
+  cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
+                           LLVMBuildMul(c->b, cg_qlinear_acc_term(c, &q, av),
+                                        cg_qlinear_acc_term(c, &q, w), ""),
+                           ""),
+           p, asz);
   cg_loop_end(c, &lj);
   cg_loop_end(c, &lk);
   cg_for(c, &lj, 0, g.N, 1);
-  LLVMValueRef s = cg_load(c, c->t_i32, cg_gep(c, c->t_i32, acc, lj.i), 4);
-  LLVMValueRef v = cg_requant_apply(c, &q.rq, s, lj.i, false);
+  LLVMValueRef s = cg_load(c, act, cg_gep(c, act, acc, lj.i), asz);
+  LLVMValueRef v = cg_qlinear_acc_requant(c, &q, s, lj.i);
   LLVMValueRef yo = LLVMBuildAdd(c->b, oy,
                                  LLVMBuildMul(c->b, lj.i, cg_i64c(c, g.y_cs), ""),
                                  "");

@@ -19,6 +19,12 @@
  *   float  v = (f32)acc * scale (one fmul, no contraction); round(v) per
  *     policy (roundeven / round / floor-based half up); clamped as float
  *
+ * 64-bit accumulators (qconv2d/qmatmul with accumulator = "i64", scalar
+ * i64 acc, cg_requant_apply_i64): the float path converts the i64 to f32;
+ * fixed point is quill_requant_fixed64, i.e. the single-rounding core on
+ * x = clamp(acc, +-2^47) with the 16-bit multiplier m16 and n = 15 - shift
+ * (tflite: ties up).
+ *
  * Per-channel parameters are loaded from private globals at the lanes'
  * channel index; per-tensor parameters are constants, so LLVM folds the
  * shifts. The final clamp runs in i32 when every bound fits comfortably
@@ -433,4 +439,44 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
   if (!rq->fixed)
     return float_path(c, rq, acc, ch, lanes_are_channels);
   return fixed_path(c, rq, acc, ch, lanes_are_channels);
+}
+
+LLVMValueRef cg_requant_apply_i64(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                  LLVMValueRef ch) {
+  if (!ch)
+    ch = cg_i64c(c, 0);
+  if (rq->raw) /* fuse-qdq never makes this; the verifier refuses it */
+    return LLVMBuildTrunc(c->b, acc, c->t_i32, "");
+  if (!rq->fixed)
+    return float_path(c, rq, acc, ch, false);
+  LLVMTypeRef t = c->t_i64;
+  LLVMValueRef m = LLVMBuildSExt(
+      c->b, param(c, &rq->g_mult, rq->mult, 4, c->t_i32, rq->n, rq->pad,
+                  rq->mult[0], 0, ch, false, 1), t, "");
+  LLVMValueRef sh = LLVMBuildSExt(
+      c->b, param(c, &rq->g_shift, rq->shift, 4, c->t_i32, rq->n, rq->pad,
+                  rq->shift[0], 0, ch, false, 1), t, "");
+  /* m16 = m < 0x7fff0000 ? (m + 2^15) >> 16 : 0x7fff */
+  LLVMValueRef m16 = LLVMBuildSelect(
+      c->b, LLVMBuildICmp(c->b, LLVMIntSLT, m, cg_intc(t, 0x7fff0000), ""),
+      LLVMBuildAShr(c->b, LLVMBuildAdd(c->b, m, cg_intc(t, 1 << 15), ""),
+                    cg_intc(t, 16), ""),
+      cg_intc(t, 0x7fff), "");
+  LLVMValueRef x = cg_max_s(c, acc, cg_intc(t, -(INT64_C(1) << 47)));
+  x = cg_min_s(c, x, cg_intc(t, (INT64_C(1) << 47) - 1));
+  /* single_core's n = 31 - sh' is 15 - shift for sh' = shift + 16 */
+  cg_requant r16 = *rq;
+  if (r16.r == QUILL_ROUND_TFLITE)
+    r16.r = QUILL_ROUND_HALF_UP;
+  fx f = {&r16, false, false};
+  for (size_t i = 0; i < rq->n; i++) {
+    if (15 - rq->shift[i] <= 0)
+      f.any_left = true;
+    else
+      f.any_right = true;
+  }
+  LLVMValueRef r = single_core(c, &f, x, m16,
+                               LLVMBuildAdd(c->b, sh, cg_intc(t, 16), ""));
+  r = LLVMBuildAdd(c->b, r, cg_intc(t, rq->zp), "");
+  return LLVMBuildTrunc(c->b, r, c->t_i32, "");
 }

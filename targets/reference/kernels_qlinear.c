@@ -32,6 +32,12 @@
  * 2^32 is associative. Only if a single product may exceed 2^24 (16- or
  * 32-bit storage with large values) does a plain int64 loop run instead
  * (direct convolution / triple loop); it gives the same bits.
+ *
+ * With `accumulator = "i64"` (fuse-qdq found that the worst-case sum may
+ * not fit in int32) the sums are exact int64 (the same direct loops, not
+ * truncated), the bias is added in int64, and the fixed-point path
+ * requantizes with quill_requant_fixed64 (TFLite's int64 form); the float
+ * path converts the int64 sum to f32 as it does the int32 one.
  */
 #include <string.h>
 
@@ -42,6 +48,7 @@
 
 typedef struct requant {
   bool raw;              /* i32 result: the accumulator itself */
+  bool wide;             /* int64 accumulator (accumulator = "i64") */
   quill_rounding r;
   size_t nch;            /* channels of the result */
   int64_t *mult, *shift; /* fixed point (n_fixed elements), or NULL */
@@ -85,6 +92,7 @@ static quill_status requant_init(quill_context *ctx, const quill_op *op,
                                  size_t nch, requant *rq) {
   memset(rq, 0, sizeof *rq);
   rq->nch = nch;
+  rq->wide = quill_op_acc_i64(op);
   if (quill_op_num_operands(op) > 2) {
     if (quill_tensor_num_elements(&in[2]) != nch)
       return quill_ref_op_error(ctx, op, "bias must have one element per "
@@ -96,8 +104,9 @@ static quill_status requant_init(quill_context *ctx, const quill_op *op,
   }
   quill_type *ye = quill_type_elem(y->type);
   if (!quill_type_is_quant(ye)) {
-    if (quill_type_kind_of(ye) != QUILL_TYPE_I32)
-      return quill_ref_op_error(ctx, op, "result must be quantized or i32");
+    if (quill_type_kind_of(ye) != QUILL_TYPE_I32 || rq->wide)
+      return quill_ref_op_error(ctx, op, "result must be quantized, or i32 "
+                                         "with an i32 accumulator");
     rq->raw = true;
     return QUILL_OK;
   }
@@ -202,6 +211,38 @@ static void requant_store(const requant *rq, int32_t *acc, quill_tensor *y,
   }
 }
 
+/* The same for int64 accumulators (rq->wide, never raw): y[i] =
+ * requant(acc[i] + bias[ch]) with the 64-bit requantization. */
+static void requant_store64(const requant *rq, const int64_t *acc,
+                            quill_tensor *y, size_t inner) {
+  size_t total = quill_tensor_num_elements(y);
+  for (size_t start = 0; start < total; start += inner) {
+    size_t c = (start / inner) % rq->nch;
+    int64_t b = rq->bias ? rq->bias[c] : 0;
+    for (size_t i = start; i < start + inner; i++) {
+      int64_t a = acc[i] + b, v;
+      if (rq->mult) {
+        size_t p = rq->n_fixed == 1 ? 0 : c;
+        v = quill_requant_fixed64(a, (int32_t)rq->mult[p],
+                                  (int)rq->shift[p], rq->r);
+      } else {
+        v = quill_requant_float(a, rq->scale[rq->n_scale == 1 ? 0 : c],
+                                rq->r);
+      }
+      quill_tensor_set_i64(y, i, saturate(rq, v));
+    }
+  }
+}
+
+/* Store an exact sum: as int64 into acc64 (wide), else modulo 2^32. */
+static inline void put_acc(int32_t *acc32, int64_t *acc64, size_t i,
+                           uint64_t sum) {
+  if (acc64)
+    acc64[i] = (int64_t)sum;
+  else
+    acc32[i] = (int32_t)(uint32_t)sum;
+}
+
 /* ---- operands --------------------------------------------------------------- */
 
 /* A quantized operand as floats q - zp (zp per its parameter index);
@@ -275,10 +316,12 @@ static void acc_release(quill_context *ctx, int32_t *acc, bool raw, size_t n) {
 
 /* ---- qconv2d ------------------------------------------------------------ */
 
-/* Exact int64 direct convolution (wide storage): acc modulo 2^32. */
+/* Exact int64 direct convolution (wide storage): acc modulo 2^32, or
+ * acc64 whole (an int64 accumulator). */
 static void qconv_direct(const quill_ref_conv_geom *g, const quill_tensor *x,
                          int64_t zx, const quill_tensor *w,
-                         const quill_ref_qinfo *wq, int32_t *acc) {
+                         const quill_ref_qinfo *wq, int32_t *acc,
+                         int64_t *acc64) {
   size_t K = g->Cg * g->kh * g->kw;
   for (size_t n = 0; n < g->N; n++)
     for (size_t m = 0; m < g->M; m++) {
@@ -301,8 +344,8 @@ static void qconv_direct(const quill_ref_conv_geom *g, const quill_tensor *x,
                 sum += (uint64_t)(quill_tensor_get_i64(x, xi) - zx) *
                        (uint64_t)(quill_tensor_get_i64(w, wi) - zw);
               }
-          acc[((n * g->M + m) * g->OH + oh) * g->OW + ow] =
-              (int32_t)(uint32_t)sum;
+          put_acc(acc, acc64, ((n * g->M + m) * g->OH + oh) * g->OW + ow,
+                  sum);
         }
     }
 }
@@ -325,6 +368,17 @@ QUILL_REF_KERNEL(quill_ref_kernel_qconv2d) {
   int32_t *acc = NULL;
   if ((st = requant_init(ctx, op, in, y, xq.scales[0], &wq, g.M, &rq)))
     goto done;
+  if (rq.wide) {
+    int64_t *acc64 = quill_alloc(ctx, (nacc ? nacc : 1) * sizeof *acc64);
+    if (!acc64) {
+      st = QUILL_ERR_NOMEM;
+      goto done;
+    }
+    qconv_direct(&g, &in[0], xq.zps[0], &in[1], &wq, NULL, acc64);
+    requant_store64(&rq, acc64, y, g.OH * g.OW);
+    quill_free(ctx, acc64, (nacc ? nacc : 1) * sizeof *acc64);
+    goto done;
+  }
   if (!(acc = acc_buffer(ctx, y, rq.raw, nacc))) {
     st = QUILL_ERR_NOMEM;
     goto done;
@@ -337,7 +391,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_qconv2d) {
   if (kc)
     st = quill_ref_conv_core(ctx, &g, xf, wf, NULL, acc, kc);
   else
-    qconv_direct(&g, &in[0], xq.zps[0], &in[1], &wq, acc);
+    qconv_direct(&g, &in[0], xq.zps[0], &in[1], &wq, acc, NULL);
   if (!st)
     requant_store(&rq, acc, y, g.OH * g.OW);
 done:
@@ -355,7 +409,8 @@ done:
 static void qmatmul_direct(const quill_ref_matmul_plan *p,
                            const quill_tensor *a, size_t oa, int64_t za,
                            const quill_tensor *b, size_t ob,
-                           const quill_ref_qinfo *bq, int32_t *acc) {
+                           const quill_ref_qinfo *bq, int32_t *acc,
+                           int64_t *acc64) {
   for (size_t i = 0; i < p->M; i++)
     for (size_t j = 0; j < p->N; j++) {
       uint64_t sum = 0;
@@ -365,7 +420,7 @@ static void qmatmul_direct(const quill_ref_matmul_plan *p,
         sum += (uint64_t)(quill_tensor_get_i64(a, oa + i * p->K + k) - za) *
                (uint64_t)(quill_tensor_get_i64(b, bi) - zb);
       }
-      acc[i * p->N + j] = (int32_t)(uint32_t)sum;
+      put_acc(acc, acc64, i * p->N + j, sum);
     }
 }
 
@@ -392,6 +447,22 @@ QUILL_REF_KERNEL(quill_ref_kernel_qmatmul) {
   int32_t *acc = NULL;
   if ((st = requant_init(ctx, op, in, y, aq.scales[0], &bq, cols, &rq)))
     goto done;
+  if (rq.wide) {
+    int64_t *acc64 = quill_alloc(ctx, (nacc ? nacc : 1) * sizeof *acc64);
+    if (!acc64) {
+      st = QUILL_ERR_NOMEM;
+      goto done;
+    }
+    for (size_t t = 0; t < p.batches; t++) {
+      size_t oa, ob;
+      quill_ref_matmul_offsets(&p, t, &oa, &ob);
+      qmatmul_direct(&p, a, oa, aq.zps[0], b, ob, &bq, NULL,
+                     acc64 + t * p.M * p.N);
+    }
+    requant_store64(&rq, acc64, y, 1);
+    quill_free(ctx, acc64, (nacc ? nacc : 1) * sizeof *acc64);
+    goto done;
+  }
   if (!(acc = acc_buffer(ctx, y, rq.raw, nacc))) {
     st = QUILL_ERR_NOMEM;
     goto done;
@@ -409,7 +480,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_qmatmul) {
                                bf + ob, (ptrdiff_t)p.N, 1, acc + oy, p.N,
                                false, kc);
     else
-      qmatmul_direct(&p, a, oa, aq.zps[0], b, ob, &bq, acc + oy);
+      qmatmul_direct(&p, a, oa, aq.zps[0], b, ob, &bq, acc + oy, NULL);
   }
   if (!st)
     requant_store(&rq, acc, y, 1);

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "ir/shape.h"
 #include "targets/tflite/export_impl.h"
 
@@ -183,9 +184,23 @@ static int32_t emit_spatial_pad(tflite_exporter *ex, int32_t x,
 
 /* ---- convolution ------------------------------------------------------------------ */
 
+/* TFLite's int8 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
+ * BATCH_MATMUL accumulate in int32 (only its 16x8 kernels use int64, and
+ * this writer emits int8 models): an op whose sum needs int64 has no
+ * TFLite form. */
+static quill_status check_acc_i32(tflite_exporter *ex, const quill_op *op) {
+  if (!quill_op_acc_i64(op))
+    return QUILL_OK;
+  return tx_error(ex, op, "it accumulates in int64 (accumulator = \"i64\": "
+                          "its worst-case sum does not fit in int32), and "
+                          "TFLite's int8 kernels accumulate in int32");
+}
+
 quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
   unsigned e0 = ex->errors;
   bool integer = quill_op_opcode(op) == QUILL_OP_QCONV2D;
+  if (integer && check_acc_i32(ex, op))
+    return QUILL_ERR_INVALID;
   quill_type *xt = tx_in_type(ex, op, 0), *wt = tx_in_type(ex, op, 1);
   quill_type *yt = tx_out_type(ex, op, 0);
   quill_type *xe = quill_type_elem(xt), *we = quill_type_elem(wt);
@@ -535,6 +550,8 @@ quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op) {
 }
 
 quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op) {
+  if (check_acc_i32(ex, op))
+    return QUILL_ERR_INVALID;
   quill_type *at = tx_in_type(ex, op, 0), *bt = tx_in_type(ex, op, 1);
   const quill_attr *w = tx_in_const(ex, op, 1);
   if (quill_type_rank(at) < 2 || quill_type_rank(bt) < 2)

@@ -12,7 +12,9 @@
  * Flow: parse argv (exit 2 on bad usage) -> backend config -> load MODEL
  * -> load the calibration samples (always here: the report runs them
  * again) -> quill_quant_report_create -> optional accuracy on --eval /
- * --labels -> write the report (-o or stdout) and the --graph picture.
+ * --labels -> the "compiled" column (the lowered model on the LLVM JIT
+ * against the reference form; if the JIT cannot compile it, the reason)
+ * -> write the report (-o or stdout) and the --graph picture.
  * Without --format the format follows -o's extension (.json .csv .html),
  * else text.
  */
@@ -22,6 +24,7 @@
 #include "backends/backend.h"
 #include "ir/dot.h"
 #include "passes/quant_report.h"
+#include "targets/llvm/llvm_target.h"
 #include "tools/quill/quill.h"
 
 typedef struct report_args {
@@ -41,7 +44,8 @@ static void print_help(FILE *out) {
       "Quantize MODEL as 'quill quantize' does and report each op: quantized\n"
       "or kept float and why, its output's scale:zero point, its weight\n"
       "scales, and the SQNR (dB) of its output in the quantized model\n"
-      "against the float model over the calibration samples.\n\n"
+      "against the float model over the calibration samples; and the\n"
+      "compiled model's outputs (LLVM JIT) against the reference form's.\n\n"
       "OPTIONS:\n"
       "  --backend NAME|FILE      a shipped config or a JSON config file\n"
       "  --calib PATH             calibration data (as for quill quantize)\n"
@@ -171,18 +175,78 @@ static quill_status write_report(quill_context *ctx, const quill_strbuf *sb,
                           sb->len);
 }
 
-/* Accuracy on --eval / --labels. */
-static quill_status eval_accuracy(quill_context *ctx, quill_quant_report *r,
-                                  const quill_module *m, const report_args *a) {
-  quill_calib_dataset *xs =
-      quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+/* The first error message, kept while the JIT compiles the lowered model
+ * (a model the JIT cannot compile still gets its report). */
+typedef struct first_error {
+  char msg[512];
+} first_error;
+
+static void keep_first_error(void *ud, quill_loc loc, quill_diag_severity sev,
+                             const char *msg) {
+  first_error *e = ud;
+  (void)loc;
+  if (sev == QUILL_DIAG_ERROR && !e->msg[0])
+    snprintf(e->msg, sizeof e->msg, "%s", msg);
+}
+
+static quill_status jit_run(void *ud, const quill_tensor *in, unsigned nin,
+                            quill_tensor *out, unsigned nout) {
+  return quill_llvm_jit_run(ud, in, nin, out, nout);
+}
+
+/* The "compiled" column: the lowered model on the LLVM JIT (auto ISA
+ * path, one thread) against the reference form, on the calibration
+ * samples and, with --eval/--labels, for accuracy. */
+static quill_status compiled_column(quill_context *ctx, quill_quant_report *r,
+                                    const quill_calib_dataset *ds,
+                                    const quill_calib_dataset *xs,
+                                    const quill_tensor *labels) {
+  quill_module *low = NULL;
+  quill_status st = quill_quant_report_lowered(r, &low);
+  if (st)
+    return st;
+  quill_llvm_options o;
+  quill_llvm_options_init(&o);
+  quill_llvm_jit *jit = NULL;
+  first_error e = {{0}};
+  quill_diag_set_handler(ctx, keep_first_error, &e);
+  quill_status js = quill_llvm_jit_create(ctx, quill_module_graph(low, 0), &o,
+                                          &jit);
+  quill_diag_set_handler(ctx, NULL, NULL);
+  if (js == QUILL_ERR_NOMEM) {
+    st = js;
+  } else if (js) {
+    char why[640];
+    snprintf(why, sizeof why, "the LLVM JIT cannot compile the lowered "
+                              "model: %s",
+             e.msg[0] ? e.msg : "no reason given");
+    quill_quant_report_compiled_unavailable(r, why);
+  } else {
+    st = quill_quant_report_measure_compiled(r, ds, xs, labels, jit_run, jit);
+  }
+  quill_llvm_jit_destroy(jit);
+  quill_module_destroy(low);
+  return st;
+}
+
+/* Accuracy on --eval / --labels, and the compiled column. */
+static quill_status eval_and_compile(quill_context *ctx, quill_quant_report *r,
+                                     const quill_module *m,
+                                     const quill_calib_dataset *ds,
+                                     const report_args *a) {
+  quill_calib_dataset *xs = NULL;
   quill_tensor labels = {0};
-  quill_status st = xs ? quill_calib_dataset_load(xs, a->eval)
-                       : QUILL_ERR_INVALID;
+  quill_status st = QUILL_OK;
+  if (a->eval) {
+    xs = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
+    st = xs ? quill_calib_dataset_load(xs, a->eval) : QUILL_ERR_INVALID;
+    if (!st)
+      st = quill_tool_read_tensor(ctx, a->labels, &labels);
+    if (!st)
+      st = quill_quant_report_eval_accuracy(r, xs, &labels);
+  }
   if (!st)
-    st = quill_tool_read_tensor(ctx, a->labels, &labels);
-  if (!st)
-    st = quill_quant_report_eval_accuracy(r, xs, &labels);
+    st = compiled_column(ctx, r, ds, xs, a->eval ? &labels : NULL);
   quill_tensor_free(ctx, &labels);
   quill_calib_dataset_destroy(xs);
   return st;
@@ -233,8 +297,8 @@ static int run(const report_args *a) {
                                  .max_samples = (size_t)a->max_samples};
     st = quill_quant_report_create(ctx, m, &qo, ds, &r);
   }
-  if (!st && a->eval)
-    st = eval_accuracy(ctx, r, m, a);
+  if (!st)
+    st = eval_and_compile(ctx, r, m, ds, a);
   if (!st)
     st = quill_quant_report_write(r, pick_format(a), a->model, &sb);
   if (!st)
