@@ -16,8 +16,10 @@
  *                that do tasks [t0, t1) of the op's work, reading and
  *                writing the slots bound to p0.. (cg_stage_begin/_end)
  *   4. allocate  memplan.c: scratch offsets by liveness (64-byte aligned)
- *   5. entry     NAME_run calls the stages in order (directly, or through
- *                quill_rt_parallel_for when threads > 1)
+ *   5. share     share.c: stages with identical code call one function
+ *   6. entry     entry.c: NAME_run calls the stages in order (directly, or
+ *                through quill_rt_parallel_for when threads > 1), grouped
+ *                into chunk functions of bounded size for big graphs
  *
  * A value's storage is described by a cg_view: a slot (or a constant
  * global), an element offset and one stride per logical dim, so transposes,
@@ -185,6 +187,15 @@ cg_value *cg_val(cg *c, const quill_value *v);
 /* The lowering emits a located error at the op being lowered. */
 quill_status cg_op_error(cg *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* entry.c: NAME_run and NAME_run_argv (pool: the JIT's pool global, or
+ * NULL). Failures go to c->status. */
+void cg_build_entry(cg *c, bool jit, LLVMValueRef pool);
+
+/* share.c: stages with identical code share one (noinline) function. */
+quill_status cg_share_stages(cg *c);
+/* Instructions in fn as built. */
+unsigned cg_fn_size(LLVMValueRef fn);
 
 /* memplan.c */
 quill_status cg_plan_values(cg *c);
