@@ -247,7 +247,8 @@ quill_status cg_share_stages(cg *c) {
   key_buf k = {.ctx = c->ctx};
   for (unsigned s = 0; s < c->nstages && !st; s++) {
     cg_stage *sg = &c->stages[s];
-    if (sg->amx || cg_fn_size(sg->fn) > DEDUP_MAX_SIZE)
+    if (sg->amx || LLVMGetFirstUse(sg->fn) ||
+        cg_fn_size(sg->fn) > DEDUP_MAX_SIZE)
       continue;
     k.n = 0;
     k.fail = false;
