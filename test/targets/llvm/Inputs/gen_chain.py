@@ -1,12 +1,14 @@
-"""gen_chain.py N - a chain of N float elementwise ops as textual IR (for
+"""gen_chain.py N [HW] - a chain of N float elementwise ops as textual IR (for
 long-chain.test): neg, add of one of five constants, sub of another,
-mul by one of five constants near 1, in turn, on a [1,16,8,8] tensor. Many stages have the same
+mul by one of five constants near 1, in turn, on a [1,16,HW,HW] tensor
+(HW = 8 by default). Many stages have the same
 code (the LLVM target shares them); the graph is far bigger than one chunk
 of the entry function."""
 import sys
 
 n = int(sys.argv[1])
-t = "tensor<1x16x8x8xf32>"
+hw = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+t = "tensor<1x16x%dx%dxf32>" % (hw, hw)
 c = "tensor<1x16x1x1xf32>"
 out = ["func @chain(%%x: %s) -> %s {" % (t, t)]
 for k in range(5):
