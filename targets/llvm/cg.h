@@ -136,6 +136,7 @@ typedef struct cg_stage {
   int64_t ntasks;
   unsigned nparams;
   int *param_slot; /* slot bound to each pointer parameter, -1 unused */
+  int64_t *param_off; /* and the byte offset into the slot it points at */
   int op_index;
   bool serial;     /* never split over threads */
   double work_ns;  /* estimated single-thread time: stages too small to
@@ -228,8 +229,9 @@ void cg_stage_work(cg *c, double ns);
 void cg_stage_use_amx(cg *c);
 /* Base pointer of a view inside the current stage (its element 0). */
 LLVMValueRef cg_view_base(cg *c, const cg_view *v);
-/* Pointer to slot memory in the current stage. */
+/* Pointer to slot memory (byte `off` of the slot) in the current stage. */
 LLVMValueRef cg_slot_ptr(cg *c, int slot);
+LLVMValueRef cg_slot_ptr_at(cg *c, int slot, int64_t off);
 
 /* An i64 loop over [begin, end) by step (end exclusive, slt compare). */
 typedef struct cg_loop {

@@ -268,9 +268,12 @@ static void final_copies(cg *c) {
 /* ---- the compile ------------------------------------------------------------- */
 
 static void cg_free(cg *c) {
-  for (unsigned k = 0; k < c->nstages; k++)
+  for (unsigned k = 0; k < c->nstages; k++) {
     quill_free(c->ctx, c->stages[k].param_slot,
                c->stages[k].nparams * sizeof(int));
+    quill_free(c->ctx, c->stages[k].param_off,
+               c->stages[k].nparams * sizeof(int64_t));
+  }
   quill_free(c->ctx, c->stages, c->cap_stages * sizeof *c->stages);
   quill_free(c->ctx, c->slots, c->cap_slots * sizeof *c->slots);
   quill_free(c->ctx, c->vals, (c->nvals ? c->nvals : 1) * sizeof *c->vals);

@@ -42,24 +42,30 @@
 
 /* ---- entry points ------------------------------------------------------------- */
 
-/* The pointer for a slot inside the entry function. */
+/* The pointer for byte `off` of a slot inside the entry function (or a
+ * chunk: the same parameters). */
 static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
-                                   unsigned n_in) {
+                                   int64_t off, unsigned n_in) {
   if (slot < 0)
     return LLVMConstNull(c->t_ptr);
   const cg_slot *s = &c->slots[slot];
+  LLVMValueRef base;
   switch (s->kind) {
   case CG_SLOT_INPUT:
-    return LLVMGetParam(fn, s->io_index);
+    base = LLVMGetParam(fn, s->io_index);
+    break;
   case CG_SLOT_OUTPUT:
-    return LLVMGetParam(fn, n_in + s->io_index);
-  default: {
-    unsigned np = LLVMCountParams(fn);
-    LLVMValueRef off = cg_i64c(c, (int64_t)s->offset);
-    return LLVMBuildInBoundsGEP2(c->b, c->t_i8, LLVMGetParam(fn, np - 1),
-                                 &off, 1, "");
+    base = LLVMGetParam(fn, n_in + s->io_index);
+    break;
+  default:
+    base = LLVMGetParam(fn, LLVMCountParams(fn) - 1);
+    off += (int64_t)s->offset;
+    break;
   }
-  }
+  if (!off)
+    return base;
+  LLVMValueRef o = cg_i64c(c, off);
+  return LLVMBuildInBoundsGEP2(c->b, c->t_i8, base, &o, 1, "");
 }
 
 /* void tramp(ptr args, i64 t0, i64 t1): unpack and call the stage. */
@@ -152,7 +158,8 @@ static void call_stage(cg *c, LLVMValueRef fn, unsigned k, LLVMValueRef argbuf,
     return;
   }
   for (unsigned i = 0; i < st->nparams; i++)
-    args[i] = entry_slot_ptr(c, fn, st->param_slot[i], n_in);
+    args[i] = entry_slot_ptr(c, fn, st->param_slot[i], st->param_off[i],
+                             n_in);
   if (argbuf && st->ntasks > 1 && !st->serial &&
       (st->work_ns >= PARALLEL_MIN_NS || c->opts.parallel_all)) {
     for (unsigned i = 0; i < st->nparams; i++) {

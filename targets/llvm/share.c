@@ -3,7 +3,8 @@
  *
  * Many graphs lower to stages that differ only in the buffers they are
  * handed: a chain of equal elementwise ops, the same reshape or softmax
- * in every block of a transformer. After lowering, each small stage
+ * in every block of a transformer, the copies of one concat (each part's
+ * offset in the output is in the pointer the caller passes, irb.c). After lowering, each small stage
  * (at most DEDUP_MAX_SIZE instructions; big ones reference their own
  * weight globals and never match) gets a structural key, and a stage whose
  * key equals an earlier one's deletes its function and calls the earlier
