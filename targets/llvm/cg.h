@@ -16,8 +16,10 @@
  *                that do tasks [t0, t1) of the op's work, reading and
  *                writing the slots bound to p0.. (cg_stage_begin/_end)
  *   4. allocate  memplan.c: scratch offsets by liveness (64-byte aligned)
- *   5. entry     NAME_run calls the stages in order (directly, or through
- *                quill_rt_parallel_for when threads > 1)
+ *   5. share     share.c: stages with identical code call one function
+ *   6. entry     entry.c: NAME_run calls the stages in order (directly, or
+ *                through quill_rt_parallel_for when threads > 1), grouped
+ *                into chunk functions of bounded size for big graphs
  *
  * A value's storage is described by a cg_view: a slot (or a constant
  * global), an element offset and one stride per logical dim, so transposes,
@@ -134,6 +136,7 @@ typedef struct cg_stage {
   int64_t ntasks;
   unsigned nparams;
   int *param_slot; /* slot bound to each pointer parameter, -1 unused */
+  int64_t *param_off; /* and the byte offset into the slot it points at */
   int op_index;
   bool serial;     /* never split over threads */
   double work_ns;  /* estimated single-thread time: stages too small to
@@ -186,6 +189,15 @@ cg_value *cg_val(cg *c, const quill_value *v);
 quill_status cg_op_error(cg *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* entry.c: NAME_run and NAME_run_argv (pool: the JIT's pool global, or
+ * NULL). Failures go to c->status. */
+void cg_build_entry(cg *c, bool jit, LLVMValueRef pool);
+
+/* share.c: stages with identical code share one (noinline) function. */
+quill_status cg_share_stages(cg *c);
+/* Instructions in fn as built. */
+unsigned cg_fn_size(LLVMValueRef fn);
+
 /* memplan.c */
 quill_status cg_plan_values(cg *c);
 /* Emit the stages that fill the halos of op's results (before its
@@ -217,8 +229,9 @@ void cg_stage_work(cg *c, double ns);
 void cg_stage_use_amx(cg *c);
 /* Base pointer of a view inside the current stage (its element 0). */
 LLVMValueRef cg_view_base(cg *c, const cg_view *v);
-/* Pointer to slot memory in the current stage. */
+/* Pointer to slot memory (byte `off` of the slot) in the current stage. */
 LLVMValueRef cg_slot_ptr(cg *c, int slot);
+LLVMValueRef cg_slot_ptr_at(cg *c, int slot, int64_t off);
 
 /* An i64 loop over [begin, end) by step (end exclusive, slt compare). */
 typedef struct cg_loop {

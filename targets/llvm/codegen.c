@@ -1,23 +1,10 @@
 /*
  * codegen.c - compile one graph into an LLVM module: the lowering table,
- * the walk over the graph and the entry points.
+ * the walk over the graph and the compile driver.
  *
  *   check ops ──> plan values ──> lower each op (stages) ──> final copies
- *       ──> allocate scratch ──> NAME_run / NAME_run_argv ──> verify ──> O3
- *
- * The entry point calls every stage in program order, binding each stage's
- * pointer parameters to the user's input/output pointers or to
- * scratch + offset:
- *
- *   define i32 @NAME_run(ptr %in0, .., ptr %out0, .., ptr %scratch) {
- *     call void @q.3.qconv2d(ptr %in0, ptr %scratch+4096, .., i64 0, i64 56)
- *     ...
- *     ret i32 0
- *   }
- *
- * With threads > 1 a stage with several tasks goes through a trampoline
- * void(ptr args, i64 t0, i64 t1) handed to quill_rt_parallel_for (or, in
- * the JIT, quill_rt_pool_run with the JIT's own pool).
+ *       ──> allocate scratch ──> share identical stages (share.c)
+ *       ──> NAME_run / NAME_run_argv (entry.c) ──> verify ──> O3
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -257,201 +244,6 @@ static quill_status check_graph(cg *c) {
   return st;
 }
 
-/* ---- entry points ------------------------------------------------------------- */
-
-/* The pointer for a slot inside the entry function. */
-static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
-                                   unsigned n_in) {
-  if (slot < 0)
-    return LLVMConstNull(c->t_ptr);
-  const cg_slot *s = &c->slots[slot];
-  switch (s->kind) {
-  case CG_SLOT_INPUT:
-    return LLVMGetParam(fn, s->io_index);
-  case CG_SLOT_OUTPUT:
-    return LLVMGetParam(fn, n_in + s->io_index);
-  default: {
-    unsigned np = LLVMCountParams(fn);
-    LLVMValueRef off = cg_i64c(c, (int64_t)s->offset);
-    return LLVMBuildInBoundsGEP2(c->b, c->t_i8, LLVMGetParam(fn, np - 1),
-                                 &off, 1, "");
-  }
-  }
-}
-
-/* void tramp(ptr args, i64 t0, i64 t1): unpack and call the stage. */
-static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
-  LLVMTypeRef pt[3] = {c->t_ptr, c->t_i64, c->t_i64};
-  LLVMTypeRef fty = LLVMFunctionType(c->t_void, pt, 3, 0);
-  char name[64];
-  snprintf(name, sizeof name, "q.task.%u", k);
-  LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c->lc);
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c->lc, fn, ""));
-  LLVMValueRef *args = quill_alloc(c->ctx, (st->nparams + 2) * sizeof *args);
-  if (!args) {
-    c->status = QUILL_ERR_NOMEM;
-    LLVMBuildRetVoid(b);
-    LLVMDisposeBuilder(b);
-    return fn;
-  }
-  for (unsigned i = 0; i < st->nparams; i++) {
-    LLVMValueRef idx = cg_i64c(c, i);
-    LLVMValueRef p =
-        LLVMBuildInBoundsGEP2(b, c->t_ptr, LLVMGetParam(fn, 0), &idx, 1, "");
-    args[i] = LLVMBuildLoad2(b, c->t_ptr, p, "");
-  }
-  args[st->nparams] = LLVMGetParam(fn, 1);
-  args[st->nparams + 1] = LLVMGetParam(fn, 2);
-  LLVMBuildCall2(b, LLVMGlobalGetValueType(st->fn), st->fn, args,
-                 st->nparams + 2, "");
-  LLVMBuildRetVoid(b);
-  LLVMDisposeBuilder(b);
-  quill_free(c->ctx, args, (st->nparams + 2) * sizeof *args);
-  return fn;
-}
-
-/* The AMX stages' permission: the first run asks Linux for the tile data
- * state (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA), process-wide and
- * idempotent; the flag only saves the system call on later runs). When
- * the kernel refuses, NAME_run returns -1 and runs nothing. */
-static void ask_amx(cg *c) {
-  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b));
-  LLVMValueRef flag = LLVMAddGlobal(c->mod, c->t_i32, "q.amx.granted");
-  LLVMSetLinkage(flag, LLVMInternalLinkage);
-  LLVMSetInitializer(flag, cg_i32c(c, 0));
-  LLVMBasicBlockRef ask = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.ask");
-  LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.no");
-  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.yes");
-  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.go");
-  LLVMValueRef f = LLVMBuildLoad2(c->b, c->t_i32, flag, "");
-  LLVMSetOrdering(f, LLVMAtomicOrderingMonotonic);
-  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, f, cg_i32c(c, 0), ""),
-                  ask, go);
-  LLVMPositionBuilderAtEnd(c->b, ask);
-  LLVMTypeRef at[3] = {c->t_i64, c->t_i64, c->t_i64};
-  LLVMTypeRef aty = LLVMFunctionType(c->t_i64, at, 3, 0);
-  static const char cons[] = "={ax},{ax},{di},{si},~{rcx},~{r11},~{memory}";
-  LLVMValueRef sys = LLVMGetInlineAsm(aty, "syscall", 7, (char *)cons,
-                                      sizeof cons - 1, 1, 0,
-                                      LLVMInlineAsmDialectATT, 0);
-  LLVMValueRef r = LLVMBuildCall2(
-      c->b, aty, sys,
-      (LLVMValueRef[]){cg_i64c(c, 158 /* SYS_arch_prctl */),
-                       cg_i64c(c, 0x1023 /* ARCH_REQ_XCOMP_PERM */),
-                       cg_i64c(c, 18 /* XFEATURE_XTILEDATA */)},
-      3, "");
-  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, r, cg_i64c(c, 0), ""),
-                  yes, no);
-  LLVMPositionBuilderAtEnd(c->b, no);
-  LLVMBuildRet(c->b, cg_i32c(c, -1));
-  LLVMPositionBuilderAtEnd(c->b, yes);
-  LLVMValueRef st = LLVMBuildStore(c->b, cg_i32c(c, 1), flag);
-  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
-  LLVMBuildBr(c->b, go);
-  LLVMPositionBuilderAtEnd(c->b, go);
-}
-
-/* Stages estimated to take less than this on one thread run on the caller
- * (waking the pool costs microseconds). */
-#define PARALLEL_MIN_NS 30000.0
-
-static void build_entry(cg *c, bool jit, LLVMValueRef pool) {
-  unsigned n_in = quill_graph_num_args(c->g);
-  unsigned n_out = quill_graph_num_results(c->g);
-  unsigned np = n_in + n_out + 1;
-  LLVMTypeRef *pt = quill_alloc(c->ctx, np * sizeof *pt);
-  if (!pt) {
-    c->status = QUILL_ERR_NOMEM;
-    return;
-  }
-  for (unsigned i = 0; i < np; i++)
-    pt[i] = c->t_ptr;
-  char name[300];
-  snprintf(name, sizeof name, "%s_run", c->opts.name);
-  LLVMTypeRef fty = LLVMFunctionType(c->t_i32, pt, np, 0);
-  LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
-  LLVMPositionBuilderAtEnd(c->b,
-                           LLVMAppendBasicBlockInContext(c->lc, fn, "entry"));
-  unsigned maxp = 1;
-  for (unsigned k = 0; k < c->nstages; k++)
-    if (c->stages[k].nparams > maxp)
-      maxp = c->stages[k].nparams;
-  if (c->amx)
-    ask_amx(c);
-  bool threads = c->opts.threads > 1;
-  LLVMValueRef argbuf = threads
-      ? LLVMBuildAlloca(c->b, LLVMArrayType2(c->t_ptr, maxp), "args")
-      : NULL;
-  LLVMValueRef args[256 + 2];
-  for (unsigned k = 0; k < c->nstages && c->status == QUILL_OK; k++) {
-    const cg_stage *st = &c->stages[k];
-    if (st->nparams > 256) {
-      c->status = QUILL_ERR_INTERNAL;
-      break;
-    }
-    for (unsigned i = 0; i < st->nparams; i++)
-      args[i] = entry_slot_ptr(c, fn, st->param_slot[i], n_in);
-    if (threads && st->ntasks > 1 && !st->serial &&
-        (st->work_ns >= PARALLEL_MIN_NS || c->opts.parallel_all)) {
-      for (unsigned i = 0; i < st->nparams; i++) {
-        LLVMValueRef idx = cg_i64c(c, i);
-        cg_store(c, args[i], LLVMBuildInBoundsGEP2(c->b, c->t_ptr, argbuf,
-                                                   &idx, 1, ""),
-                 8);
-      }
-      LLVMValueRef tramp = make_trampoline(c, st, k);
-      if (jit) {
-        LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_ptr, c->t_i64};
-        LLVMValueRef p = LLVMBuildLoad2(c->b, c->t_ptr, pool, "pool");
-        cg_call_extern(c, "quill_rt_pool_run",
-                       LLVMFunctionType(c->t_void, rt, 4, 0),
-                       (LLVMValueRef[]){p, tramp, argbuf,
-                                        cg_i64c(c, st->ntasks)},
-                       4);
-      } else {
-        LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_i64, c->t_i32};
-        cg_call_extern(c, "quill_rt_parallel_for",
-                       LLVMFunctionType(c->t_void, rt, 4, 0),
-                       (LLVMValueRef[]){tramp, argbuf, cg_i64c(c, st->ntasks),
-                                        cg_i32c(c, c->opts.threads)},
-                       4);
-      }
-      continue;
-    }
-    args[st->nparams] = cg_i64c(c, 0);
-    args[st->nparams + 1] = cg_i64c(c, st->ntasks);
-    LLVMBuildCall2(c->b, LLVMGlobalGetValueType(st->fn), st->fn, args,
-                   st->nparams + 2, "");
-  }
-  LLVMBuildRet(c->b, cg_i32c(c, 0));
-
-  /* NAME_run_argv(ptr argv): the same pointers as an array. */
-  snprintf(name, sizeof name, "%s_run_argv", c->opts.name);
-  LLVMTypeRef aty = LLVMFunctionType(c->t_i32, &c->t_ptr, 1, 0);
-  LLVMValueRef afn = LLVMAddFunction(c->mod, name, aty);
-  LLVMPositionBuilderAtEnd(c->b,
-                           LLVMAppendBasicBlockInContext(c->lc, afn, "entry"));
-  LLVMValueRef *cargs = quill_alloc(c->ctx, np * sizeof *cargs);
-  if (cargs) {
-    for (unsigned i = 0; i < np; i++) {
-      LLVMValueRef idx = cg_i64c(c, i);
-      cargs[i] = LLVMBuildLoad2(
-          c->b, c->t_ptr,
-          LLVMBuildInBoundsGEP2(c->b, c->t_ptr, LLVMGetParam(afn, 0), &idx, 1,
-                                ""),
-          "");
-    }
-    LLVMBuildRet(c->b, LLVMBuildCall2(c->b, fty, fn, cargs, np, ""));
-    quill_free(c->ctx, cargs, np * sizeof *cargs);
-  } else {
-    c->status = QUILL_ERR_NOMEM;
-    LLVMBuildRet(c->b, cg_i32c(c, -1));
-  }
-  quill_free(c->ctx, pt, np * sizeof *pt);
-}
-
 /* Copy every result that was not computed in place into its buffer. */
 static void final_copies(cg *c) {
   quill_op *ret = quill_graph_return(c->g);
@@ -476,9 +268,12 @@ static void final_copies(cg *c) {
 /* ---- the compile ------------------------------------------------------------- */
 
 static void cg_free(cg *c) {
-  for (unsigned k = 0; k < c->nstages; k++)
+  for (unsigned k = 0; k < c->nstages; k++) {
     quill_free(c->ctx, c->stages[k].param_slot,
                c->stages[k].nparams * sizeof(int));
+    quill_free(c->ctx, c->stages[k].param_off,
+               c->stages[k].nparams * sizeof(int64_t));
+  }
   quill_free(c->ctx, c->stages, c->cap_stages * sizeof *c->stages);
   quill_free(c->ctx, c->slots, c->cap_slots * sizeof *c->slots);
   quill_free(c->ctx, c->vals, (c->nvals ? c->nvals : 1) * sizeof *c->vals);
@@ -591,7 +386,9 @@ quill_status cg_compile(quill_context *ctx, const quill_graph *g,
     pool = LLVMAddGlobal(c->mod, c->t_ptr, "quill.rt.pool");
     LLVMSetInitializer(pool, LLVMConstNull(c->t_ptr));
   }
-  build_entry(c, jit, pool);
+  if ((st = cg_share_stages(c)))
+    goto fail;
+  cg_build_entry(c, jit, pool);
   if ((st = c->status))
     goto fail;
   char *err = NULL;

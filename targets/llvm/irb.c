@@ -11,9 +11,14 @@
  *   body:   the lowering's code (loops append blocks after it)
  *
  * Each pointer parameter is bound to one buffer slot the first time the
- * lowering asks for that slot (cg_slot_ptr); the entry function later
- * passes the slot's address. Distinct slots never overlap while the op
- * runs (memplan.c), which is what makes `noalias` true.
+ * lowering asks for that slot (cg_slot_ptr), at the byte offset of that
+ * first request (a concat's part, a haloed buffer's interior); later
+ * requests for the slot are GEPs from it, and the entry function passes
+ * the slot's address plus that offset. So the stage's code does not depend
+ * on where its views sit in their buffers, only on their shapes and
+ * strides, and equal stages share one function (share.c). Distinct slots
+ * never overlap while the op runs (memplan.c), which is what makes
+ * `noalias` true.
  *
  * Loops (cg_loop_begin/_end) have the shape
  *
@@ -61,14 +66,17 @@ void cg_stage_begin(cg *c, const char *name, int64_t ntasks) {
                             quill_op_num_results(c->op) + 8
                       : 4;
   st->param_slot = quill_alloc(c->ctx, np * sizeof(int));
+  st->param_off = quill_calloc(c->ctx, np, sizeof(int64_t));
   LLVMTypeRef *pt = quill_alloc(c->ctx, (np + 2) * sizeof *pt);
   c->params = quill_alloc(c->ctx, np * sizeof *c->params);
-  if (!st->param_slot || !pt || !c->params) {
+  if (!st->param_slot || !st->param_off || !pt || !c->params) {
     c->status = QUILL_ERR_NOMEM;
     quill_free(c->ctx, st->param_slot, np * sizeof(int));
+    quill_free(c->ctx, st->param_off, np * sizeof(int64_t));
     quill_free(c->ctx, c->params, np * sizeof *c->params);
     quill_free(c->ctx, pt, (np + 2) * sizeof *pt);
     st->param_slot = NULL;
+    st->param_off = NULL;
     c->params = NULL;
     pt = NULL;
     np = 0;
@@ -147,13 +155,16 @@ void cg_stage_end(cg *c) {
   c->st = NULL;
 }
 
-LLVMValueRef cg_slot_ptr(cg *c, int slot) {
+LLVMValueRef cg_slot_ptr_at(cg *c, int slot, int64_t off) {
   cg_stage *st = c->st;
   for (unsigned i = 0; i < st->nparams; i++) {
-    if (st->param_slot[i] == slot)
-      return c->params[i];
+    if (st->param_slot[i] == slot) {
+      int64_t d = off - st->param_off[i];
+      return d ? cg_gep8(c, c->params[i], cg_i64c(c, d)) : c->params[i];
+    }
     if (st->param_slot[i] < 0) {
       st->param_slot[i] = slot;
+      st->param_off[i] = off;
       return c->params[i];
     }
   }
@@ -162,12 +173,15 @@ LLVMValueRef cg_slot_ptr(cg *c, int slot) {
   return LLVMConstNull(c->t_ptr);
 }
 
+LLVMValueRef cg_slot_ptr(cg *c, int slot) {
+  return cg_slot_ptr_at(c, slot, 0);
+}
+
 LLVMValueRef cg_view_base(cg *c, const cg_view *v) {
-  LLVMValueRef base = v->slot >= 0 ? cg_slot_ptr(c, v->slot) : v->global;
-  if (!v->offset)
-    return base;
   int64_t off = v->offset * (int64_t)quill_type_elem_bytes(v->elem);
-  return cg_gep8(c, base, cg_i64c(c, off));
+  if (v->slot >= 0)
+    return cg_slot_ptr_at(c, v->slot, off);
+  return off ? cg_gep8(c, v->global, cg_i64c(c, off)) : v->global;
 }
 
 /* ---- control flow -------------------------------------------------------- */

@@ -23,7 +23,9 @@
  * cg_plan_alloc (after lowering, which may add per-op workspaces)
  *   - offsets: slots sorted by size, each placed at the lowest 64-byte
  *     aligned offset that overlaps no placed slot with an intersecting
- *     live range (first fit). The scratch size is the high-water mark.
+ *     live range (first fit: one sweep, by offset, over the placed slots
+ *     live at the same time). The scratch size is the high-water mark.
+ *     Sorting is a merge sort: n log n for graphs of thousands of ops.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -362,51 +364,82 @@ static bool live_overlap(const cg_slot *a, const cg_slot *b) {
 
 static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* Placement order: largest first, then by start, then by slot index. */
+static int cmp_order(const void *pa, const void *pb, void *arg) {
+  const cg_slot *slots = arg;
+  unsigned ia = *(const unsigned *)pa, ib = *(const unsigned *)pb;
+  const cg_slot *a = &slots[ia], *b = &slots[ib];
+  if (a->size != b->size)
+    return a->size > b->size ? -1 : 1;
+  if (a->first != b->first)
+    return a->first < b->first ? -1 : 1;
+  return ia < ib ? -1 : ia > ib;
+}
+
+/* Merge sort of idx[0..n) by cmp (tmp: n entries): qsort has no context
+ * argument in C11, and the slots must not be global. */
+static void sort_idx(unsigned *idx, unsigned *tmp, unsigned n,
+                     int (*cmp)(const void *, const void *, void *),
+                     void *arg) {
+  if (n < 2)
+    return;
+  unsigned h = n / 2;
+  sort_idx(idx, tmp, h, cmp, arg);
+  sort_idx(idx + h, tmp, n - h, cmp, arg);
+  unsigned i = 0, j = h, k = 0;
+  while (i < h && j < n)
+    tmp[k++] = cmp(&idx[j], &idx[i], arg) < 0 ? idx[j++] : idx[i++];
+  while (i < h)
+    tmp[k++] = idx[i++];
+  while (j < n)
+    tmp[k++] = idx[j++];
+  memcpy(idx, tmp, n * sizeof *idx);
+}
+
+static int cmp_offset(const void *pa, const void *pb, void *arg) {
+  const cg_slot *slots = arg;
+  size_t a = slots[*(const unsigned *)pa].offset;
+  size_t b = slots[*(const unsigned *)pb].offset;
+  return a < b ? -1 : a > b;
+}
+
 quill_status cg_plan_alloc(cg *c) {
-  unsigned n = 0;
-  unsigned *order = quill_alloc(c->ctx, (c->nslots + 1) * sizeof *order);
-  unsigned *placed = quill_alloc(c->ctx, (c->nslots + 1) * sizeof *placed);
-  if (!order || !placed) {
-    quill_free(c->ctx, order, (c->nslots + 1) * sizeof *order);
-    quill_free(c->ctx, placed, (c->nslots + 1) * sizeof *placed);
+  unsigned n = 0, cap = c->nslots + 1;
+  unsigned *order = quill_alloc(c->ctx, cap * sizeof *order);
+  unsigned *placed = quill_alloc(c->ctx, cap * sizeof *placed);
+  unsigned *conf = quill_alloc(c->ctx, cap * sizeof *conf);
+  unsigned *tmp = quill_alloc(c->ctx, cap * sizeof *tmp);
+  if (!order || !placed || !conf || !tmp) {
+    quill_free(c->ctx, order, cap * sizeof *order);
+    quill_free(c->ctx, placed, cap * sizeof *placed);
+    quill_free(c->ctx, conf, cap * sizeof *conf);
+    quill_free(c->ctx, tmp, cap * sizeof *tmp);
     return QUILL_ERR_NOMEM;
   }
   for (unsigned i = 0; i < c->nslots; i++)
     if (c->slots[i].kind == CG_SLOT_SCRATCH)
       order[n++] = i;
-  /* Largest first, then by start (insertion sort: n is small). */
-  for (unsigned i = 1; i < n; i++) {
-    unsigned k = order[i], j = i;
-    while (j > 0) {
-      const cg_slot *a = &c->slots[order[j - 1]], *b = &c->slots[k];
-      bool before = a->size > b->size ||
-                    (a->size == b->size && a->first <= b->first);
-      if (before)
-        break;
-      order[j] = order[j - 1];
-      j--;
-    }
-    order[j] = k;
-  }
+  sort_idx(order, tmp, n, cmp_order, c->slots);
   size_t high = 0;
   unsigned np = 0;
   for (unsigned i = 0; i < n; i++) {
     cg_slot *s = &c->slots[order[i]];
     size_t size = align_up(s->size);
+    /* first fit: the placed slots live at the same time, by offset; bump
+     * past each one the candidate interval overlaps */
+    unsigned nc = 0;
+    for (unsigned k = 0; k < np; k++)
+      if (live_overlap(s, &c->slots[placed[k]]))
+        conf[nc++] = placed[k];
+    sort_idx(conf, tmp, nc, cmp_offset, c->slots);
     size_t off = 0;
-    bool moved = true;
-    while (moved) { /* first fit: bump past every conflicting placement */
-      moved = false;
-      for (unsigned k = 0; k < np; k++) {
-        const cg_slot *p = &c->slots[placed[k]];
-        if (!live_overlap(s, p))
-          continue;
-        size_t pe = p->offset + align_up(p->size);
-        if (off < pe && p->offset < off + size) {
-          off = pe;
-          moved = true;
-        }
-      }
+    for (unsigned k = 0; k < nc; k++) {
+      const cg_slot *p = &c->slots[conf[k]];
+      if (p->offset >= off + size)
+        break;
+      size_t pe = p->offset + align_up(p->size);
+      if (pe > off)
+        off = pe;
     }
     s->offset = off;
     placed[np++] = order[i];
@@ -414,7 +447,9 @@ quill_status cg_plan_alloc(cg *c) {
       high = off + size;
   }
   c->scratch_size = high;
-  quill_free(c->ctx, order, (c->nslots + 1) * sizeof *order);
-  quill_free(c->ctx, placed, (c->nslots + 1) * sizeof *placed);
+  quill_free(c->ctx, order, cap * sizeof *order);
+  quill_free(c->ctx, placed, cap * sizeof *placed);
+  quill_free(c->ctx, conf, cap * sizeof *conf);
+  quill_free(c->ctx, tmp, cap * sizeof *tmp);
   return QUILL_OK;
 }

@@ -1,0 +1,309 @@
+/*
+ * entry.c - the entry points of a compiled graph: NAME_run, which calls
+ * every stage in program order, and NAME_run_argv.
+ *
+ * Each stage call binds the stage's pointer parameters to the user's
+ * input/output pointers or to scratch + offset:
+ *
+ *   define i32 @NAME_run(ptr %in0, .., ptr %out0, .., ptr %scratch) {
+ *     call void @q.3.qconv2d(ptr %in0, ptr %scratch+4096, .., i64 0, i64 56)
+ *     ...
+ *     ret i32 0
+ *   }
+ *
+ * -O3 inlines the stages into their caller. One function holding every
+ * stage of a big graph (densenet121: thousands of loops) makes LLVM's
+ * optimizer and code generator super-linear, so the calls are grouped in
+ * order into chunks of at most CHUNK_BUDGET instructions of stage code:
+ *
+ *   NAME_run ──> q.chunk.0 (noinline) ──> stages 0..k     (inlined here)
+ *            ──> q.chunk.1 (noinline) ──> stages k+1..m
+ *            ──> ...
+ *
+ * Each chunk takes NAME_run's own pointers, so a stage sees the same
+ * constant offsets into the scratch buffer either way. A graph whose
+ * stages fit one chunk (most models below ~50 ops) calls them from
+ * NAME_run directly, as before. Stages shared by several calls
+ * (share.c) count with their full size: chunks stay small.
+ *
+ * With threads > 1 a stage with several tasks goes through a trampoline
+ * void(ptr args, i64 t0, i64 t1) handed to quill_rt_parallel_for (or, in
+ * the JIT, quill_rt_pool_run with the JIT's own pool).
+ */
+#include <string.h>
+
+#include "targets/llvm/cg.h"
+
+/* Instructions of stage code (before optimization) per chunk function:
+ * -O3 time grows faster than linearly in a function's size; a few
+ * thousand keeps each function quick while the call overhead stays
+ * negligible next to the stages' loops. */
+#define CHUNK_BUDGET 4000u
+
+/* ---- entry points ------------------------------------------------------------- */
+
+/* The pointer for byte `off` of a slot inside the entry function (or a
+ * chunk: the same parameters). */
+static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
+                                   int64_t off, unsigned n_in) {
+  if (slot < 0)
+    return LLVMConstNull(c->t_ptr);
+  const cg_slot *s = &c->slots[slot];
+  LLVMValueRef base;
+  switch (s->kind) {
+  case CG_SLOT_INPUT:
+    base = LLVMGetParam(fn, s->io_index);
+    break;
+  case CG_SLOT_OUTPUT:
+    base = LLVMGetParam(fn, n_in + s->io_index);
+    break;
+  default:
+    base = LLVMGetParam(fn, LLVMCountParams(fn) - 1);
+    off += (int64_t)s->offset;
+    break;
+  }
+  if (!off)
+    return base;
+  LLVMValueRef o = cg_i64c(c, off);
+  return LLVMBuildInBoundsGEP2(c->b, c->t_i8, base, &o, 1, "");
+}
+
+/* void tramp(ptr args, i64 t0, i64 t1): unpack and call the stage. */
+static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
+  LLVMTypeRef pt[3] = {c->t_ptr, c->t_i64, c->t_i64};
+  LLVMTypeRef fty = LLVMFunctionType(c->t_void, pt, 3, 0);
+  char name[64];
+  snprintf(name, sizeof name, "q.task.%u", k);
+  LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c->lc);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(c->lc, fn, ""));
+  LLVMValueRef *args = quill_alloc(c->ctx, (st->nparams + 2) * sizeof *args);
+  if (!args) {
+    c->status = QUILL_ERR_NOMEM;
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    return fn;
+  }
+  for (unsigned i = 0; i < st->nparams; i++) {
+    LLVMValueRef idx = cg_i64c(c, i);
+    LLVMValueRef p =
+        LLVMBuildInBoundsGEP2(b, c->t_ptr, LLVMGetParam(fn, 0), &idx, 1, "");
+    args[i] = LLVMBuildLoad2(b, c->t_ptr, p, "");
+  }
+  args[st->nparams] = LLVMGetParam(fn, 1);
+  args[st->nparams + 1] = LLVMGetParam(fn, 2);
+  LLVMBuildCall2(b, LLVMGlobalGetValueType(st->fn), st->fn, args,
+                 st->nparams + 2, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  quill_free(c->ctx, args, (st->nparams + 2) * sizeof *args);
+  return fn;
+}
+
+/* The AMX stages' permission: the first run asks Linux for the tile data
+ * state (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA), process-wide and
+ * idempotent; the flag only saves the system call on later runs). When
+ * the kernel refuses, NAME_run returns -1 and runs nothing. */
+static void ask_amx(cg *c) {
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b));
+  LLVMValueRef flag = LLVMAddGlobal(c->mod, c->t_i32, "q.amx.granted");
+  LLVMSetLinkage(flag, LLVMInternalLinkage);
+  LLVMSetInitializer(flag, cg_i32c(c, 0));
+  LLVMBasicBlockRef ask = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.ask");
+  LLVMBasicBlockRef no = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.no");
+  LLVMBasicBlockRef yes = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.yes");
+  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.go");
+  LLVMValueRef f = LLVMBuildLoad2(c->b, c->t_i32, flag, "");
+  LLVMSetOrdering(f, LLVMAtomicOrderingMonotonic);
+  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, f, cg_i32c(c, 0), ""),
+                  ask, go);
+  LLVMPositionBuilderAtEnd(c->b, ask);
+  LLVMTypeRef at[3] = {c->t_i64, c->t_i64, c->t_i64};
+  LLVMTypeRef aty = LLVMFunctionType(c->t_i64, at, 3, 0);
+  static const char cons[] = "={ax},{ax},{di},{si},~{rcx},~{r11},~{memory}";
+  LLVMValueRef sys = LLVMGetInlineAsm(aty, "syscall", 7, (char *)cons,
+                                      sizeof cons - 1, 1, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(
+      c->b, aty, sys,
+      (LLVMValueRef[]){cg_i64c(c, 158 /* SYS_arch_prctl */),
+                       cg_i64c(c, 0x1023 /* ARCH_REQ_XCOMP_PERM */),
+                       cg_i64c(c, 18 /* XFEATURE_XTILEDATA */)},
+      3, "");
+  LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, r, cg_i64c(c, 0), ""),
+                  yes, no);
+  LLVMPositionBuilderAtEnd(c->b, no);
+  LLVMBuildRet(c->b, cg_i32c(c, -1));
+  LLVMPositionBuilderAtEnd(c->b, yes);
+  LLVMValueRef st = LLVMBuildStore(c->b, cg_i32c(c, 1), flag);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  LLVMBuildBr(c->b, go);
+  LLVMPositionBuilderAtEnd(c->b, go);
+}
+
+/* Stages estimated to take less than this on one thread run on the caller
+ * (waking the pool costs microseconds). */
+#define PARALLEL_MIN_NS 30000.0
+
+/* Call stage k from fn (NAME_run or a chunk: the same pointer parameters),
+ * directly or through the thread pool. */
+static void call_stage(cg *c, LLVMValueRef fn, unsigned k, LLVMValueRef argbuf,
+                       bool jit, LLVMValueRef pool) {
+  unsigned n_in = quill_graph_num_args(c->g);
+  const cg_stage *st = &c->stages[k];
+  LLVMValueRef args[256 + 2];
+  if (st->nparams > 256) {
+    c->status = QUILL_ERR_INTERNAL;
+    return;
+  }
+  for (unsigned i = 0; i < st->nparams; i++)
+    args[i] = entry_slot_ptr(c, fn, st->param_slot[i], st->param_off[i],
+                             n_in);
+  if (argbuf && st->ntasks > 1 && !st->serial &&
+      (st->work_ns >= PARALLEL_MIN_NS || c->opts.parallel_all)) {
+    for (unsigned i = 0; i < st->nparams; i++) {
+      LLVMValueRef idx = cg_i64c(c, i);
+      cg_store(c, args[i],
+               LLVMBuildInBoundsGEP2(c->b, c->t_ptr, argbuf, &idx, 1, ""), 8);
+    }
+    LLVMValueRef tramp = make_trampoline(c, st, k);
+    if (jit) {
+      LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_ptr, c->t_i64};
+      LLVMValueRef p = LLVMBuildLoad2(c->b, c->t_ptr, pool, "pool");
+      cg_call_extern(c, "quill_rt_pool_run",
+                     LLVMFunctionType(c->t_void, rt, 4, 0),
+                     (LLVMValueRef[]){p, tramp, argbuf,
+                                      cg_i64c(c, st->ntasks)},
+                     4);
+    } else {
+      LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_i64, c->t_i32};
+      cg_call_extern(c, "quill_rt_parallel_for",
+                     LLVMFunctionType(c->t_void, rt, 4, 0),
+                     (LLVMValueRef[]){tramp, argbuf, cg_i64c(c, st->ntasks),
+                                      cg_i32c(c, c->opts.threads)},
+                     4);
+    }
+    return;
+  }
+  args[st->nparams] = cg_i64c(c, 0);
+  args[st->nparams + 1] = cg_i64c(c, st->ntasks);
+  LLVMBuildCall2(c->b, LLVMGlobalGetValueType(st->fn), st->fn, args,
+                 st->nparams + 2, "");
+}
+
+/* The thread pool's argument array of the function being built. */
+static LLVMValueRef args_buffer(cg *c, unsigned first, unsigned end) {
+  if (c->opts.threads <= 1)
+    return NULL;
+  unsigned maxp = 1;
+  for (unsigned k = first; k < end; k++)
+    if (c->stages[k].nparams > maxp)
+      maxp = c->stages[k].nparams;
+  return LLVMBuildAlloca(c->b, LLVMArrayType2(c->t_ptr, maxp), "args");
+}
+
+/* The end of the chunk of stages that starts at `first`: consecutive
+ * stages whose code adds up to at most CHUNK_BUDGET instructions (at least
+ * one stage). */
+static unsigned chunk_end(cg *c, unsigned first) {
+  unsigned size = 0, k = first;
+  for (; k < c->nstages; k++) {
+    unsigned n = cg_fn_size(c->stages[k].fn);
+    if (k > first && size + n > CHUNK_BUDGET)
+      break;
+    size += n;
+  }
+  return k;
+}
+
+void cg_build_entry(cg *c, bool jit, LLVMValueRef pool) {
+  unsigned n_in = quill_graph_num_args(c->g);
+  unsigned n_out = quill_graph_num_results(c->g);
+  unsigned np = n_in + n_out + 1;
+  LLVMTypeRef *pt = quill_alloc(c->ctx, np * sizeof *pt);
+  if (!pt) {
+    c->status = QUILL_ERR_NOMEM;
+    return;
+  }
+  for (unsigned i = 0; i < np; i++)
+    pt[i] = c->t_ptr;
+  char name[300];
+  snprintf(name, sizeof name, "%s_run", c->opts.name);
+  LLVMTypeRef fty = LLVMFunctionType(c->t_i32, pt, np, 0);
+  LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
+  LLVMPositionBuilderAtEnd(c->b,
+                           LLVMAppendBasicBlockInContext(c->lc, fn, "entry"));
+  if (c->amx)
+    ask_amx(c);
+  unsigned first_end = c->opts.noinline ? c->nstages : chunk_end(c, 0);
+  if (first_end >= c->nstages) {
+    /* one chunk: the stages are called (and inlined) right here */
+    LLVMValueRef argbuf = args_buffer(c, 0, c->nstages);
+    for (unsigned k = 0; k < c->nstages && c->status == QUILL_OK; k++)
+      call_stage(c, fn, k, argbuf, jit, pool);
+  } else {
+    /* chunks: void q.chunk.N(same pointers), noinline, each calling (and
+     * inlining) a bounded amount of stage code */
+    LLVMTypeRef cty = LLVMFunctionType(c->t_void, pt, np, 0);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMBasicBlockRef entry_bb = LLVMGetInsertBlock(c->b);
+    LLVMValueRef *cargs = quill_alloc(c->ctx, np * sizeof *cargs);
+    if (!cargs) {
+      c->status = QUILL_ERR_NOMEM;
+      quill_free(c->ctx, pt, np * sizeof *pt);
+      return;
+    }
+    for (unsigned i = 0; i < np; i++)
+      cargs[i] = LLVMGetParam(fn, i);
+    for (unsigned first = 0, nchunk = 0;
+         first < c->nstages && c->status == QUILL_OK; nchunk++) {
+      unsigned end = first ? chunk_end(c, first) : first_end;
+      char cname[64];
+      snprintf(cname, sizeof cname, "q.chunk.%u", nchunk);
+      LLVMValueRef cfn = LLVMAddFunction(c->mod, cname, cty);
+      LLVMSetLinkage(cfn, LLVMInternalLinkage);
+      LLVMAddAttributeAtIndex(cfn, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(c->lc, noinline, 0));
+      LLVMAddAttributeAtIndex(cfn, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(c->lc, nounwind, 0));
+      LLVMPositionBuilderAtEnd(
+          c->b, LLVMAppendBasicBlockInContext(c->lc, cfn, "entry"));
+      LLVMValueRef argbuf = args_buffer(c, first, end);
+      for (unsigned k = first; k < end && c->status == QUILL_OK; k++)
+        call_stage(c, cfn, k, argbuf, jit, pool);
+      LLVMBuildRetVoid(c->b);
+      LLVMPositionBuilderAtEnd(c->b, entry_bb);
+      LLVMBuildCall2(c->b, cty, cfn, cargs, np, "");
+      first = end;
+    }
+    quill_free(c->ctx, cargs, np * sizeof *cargs);
+  }
+  LLVMBuildRet(c->b, cg_i32c(c, 0));
+
+  /* NAME_run_argv(ptr argv): the same pointers as an array. */
+  snprintf(name, sizeof name, "%s_run_argv", c->opts.name);
+  LLVMTypeRef aty = LLVMFunctionType(c->t_i32, &c->t_ptr, 1, 0);
+  LLVMValueRef afn = LLVMAddFunction(c->mod, name, aty);
+  LLVMPositionBuilderAtEnd(c->b,
+                           LLVMAppendBasicBlockInContext(c->lc, afn, "entry"));
+  LLVMValueRef *cargs = quill_alloc(c->ctx, np * sizeof *cargs);
+  if (cargs) {
+    for (unsigned i = 0; i < np; i++) {
+      LLVMValueRef idx = cg_i64c(c, i);
+      cargs[i] = LLVMBuildLoad2(
+          c->b, c->t_ptr,
+          LLVMBuildInBoundsGEP2(c->b, c->t_ptr, LLVMGetParam(afn, 0), &idx, 1,
+                                ""),
+          "");
+    }
+    LLVMBuildRet(c->b, LLVMBuildCall2(c->b, fty, fn, cargs, np, ""));
+    quill_free(c->ctx, cargs, np * sizeof *cargs);
+  } else {
+    c->status = QUILL_ERR_NOMEM;
+    LLVMBuildRet(c->b, cg_i32c(c, -1));
+  }
+  quill_free(c->ctx, pt, np * sizeof *pt);
+}
+
