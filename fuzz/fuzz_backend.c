@@ -18,11 +18,7 @@
 #include <stdio.h>
 
 #include "backends/backend.h"
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
+#include "fuzz/fuzz.h"
 
 static FILE *devnull;
 
@@ -36,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   const quill_backend *b =
       quill_backend_parse(ctx, (const char *)data, size, "fuzz.json");
   if (!b) {

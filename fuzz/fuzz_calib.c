@@ -20,6 +20,7 @@
 
 #include "ir/ir.h"
 #include "passes/calib_list.h"
+#include "fuzz/fuzz.h"
 
 static const char module_text[] =
     "func @one(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {\n"
@@ -31,18 +32,13 @@ static const char module_text[] =
 
 static const char base[] = "/nonexistent-quill-fuzz-dir/";
 
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   quill_module *m =
       quill_parse_module(ctx, module_text, sizeof module_text - 1, "f.qir", 0);
   if (!m)

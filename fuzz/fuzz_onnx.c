@@ -20,17 +20,13 @@
 #include <stdlib.h>
 
 #include "frontends/onnx/onnx.h"
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
+#include "fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   quill_onnx_options opts = {NULL, 0, "/nonexistent-quill-fuzz-dir", NULL, 0};
   quill_module *m = quill_onnx_import_buffer(ctx, data, size, "fuzz.onnx",
                                              &opts);

@@ -17,11 +17,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
+#include "fuzz/fuzz.h"
 
 /* Print m into a malloc'd string (NULL on allocation failure). */
 static char *print(const quill_module *m, size_t *len) {
@@ -44,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   quill_module *m =
       quill_parse_module(ctx, (const char *)data, size, "fuzz.qir", 0);
   if (!m) {

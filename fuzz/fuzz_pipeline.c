@@ -21,6 +21,7 @@
 
 #include "ir/ir.h"
 #include "passes/pass.h"
+#include "fuzz/fuzz.h"
 
 static const char module_text[] =
     "func @main(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x3x3xf32>, "
@@ -35,11 +36,6 @@ static const char module_text[] =
     "  %g = sigmoid %f : tensor<1x4x2x2xf32>\n"
     "  return %e\n"
     "}\n";
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
 
 /* True if the text could make a pass read a file. */
 static bool names_a_file(const char *s) {
@@ -56,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_pass_manager *pm = ctx ? quill_pass_manager_create(ctx) : NULL;
   if (!pm)
     goto done;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   quill_status st = quill_pass_manager_parse_pipeline(pm, text);
   if (st != QUILL_OK) {
     if (st != QUILL_ERR_NOMEM && quill_diag_error_count(ctx) == 0)

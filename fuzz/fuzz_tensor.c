@@ -18,17 +18,13 @@
 #include <stdint.h>
 
 #include "frontends/onnx/tensor_file.h"
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
+#include "fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   quill_tensor t;
   const char *name = NULL;
   quill_status st = quill_onnx_tensor_read_buffer(

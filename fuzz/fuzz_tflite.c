@@ -19,11 +19,7 @@
 #include <stdio.h>
 
 #include "targets/tflite/tflite_export.h"
-
-static void silent(void *ud, quill_loc loc, quill_diag_severity sev,
-                   const char *msg) {
-  (void)ud, (void)loc, (void)sev, (void)msg;
-}
+#include "fuzz/fuzz.h"
 
 static FILE *devnull;
 
@@ -39,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx)
     return 0;
-  quill_diag_set_handler(ctx, silent, NULL);
+  quill_diag_set_handler(ctx, fuzz_silent, NULL);
   if (quill_tflite_dump(ctx, data, size, devnull) != QUILL_OK &&
       quill_diag_error_count(ctx) == 0)
     __builtin_trap(); /* rejected without a diagnostic */
