@@ -26,18 +26,7 @@
 #include "ir/verifier.h"
 #include "targets/llvm/llvm_target.h"
 #include "targets/reference/ref.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
+#include "test/unit/check.h"
 
 /* xorshift64*: deterministic across platforms. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

@@ -15,18 +15,7 @@
 #include <string.h>
 
 #include "targets/reference/ref.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
+#include "test/unit/check.h"
 
 /* ---- a counting, optionally failing allocator ------------------------------ */
 

@@ -10,18 +10,7 @@
 #include "ir/ir.h"
 #include "ir/parser.h"
 #include "targets/llvm/cg.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
+#include "test/unit/check.h"
 
 /* Ops without a lowering (float ops nobody quantizes, training-time ops). */
 static const quill_opcode unsupported[] = {

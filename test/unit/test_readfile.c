@@ -17,18 +17,7 @@
 #include <unistd.h>
 
 #include "ir/readfile.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
+#include "test/unit/check.h"
 
 static size_t live, base; /* bytes held now, and by the context itself */
 

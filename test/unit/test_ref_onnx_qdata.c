@@ -15,20 +15,9 @@
 #include <string.h>
 
 #include "frontends/onnx/tensor_file.h"
+#include "test/unit/check.h"
 
 #define DATA "/usr/share/libonnx-testdata/data/node/"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
 
 typedef struct onnx_case {
   quill_context *ctx;

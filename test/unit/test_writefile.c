@@ -22,18 +22,7 @@
 #include <unistd.h>
 
 #include "ir/ir.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    checks++;                                                                 \
-    if (!(cond)) {                                                            \
-      failures++;                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,       \
-              #cond);                                                         \
-    }                                                                         \
-  } while (0)
+#include "test/unit/check.h"
 
 static char last_diag[1024];
 static unsigned ndiag;
