@@ -36,6 +36,8 @@ import time
 
 import numpy as np
 
+import md_section  # bench/, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_CALIB = 8
 BEGIN = "<!-- bench/compile_time.py results: begin -->"
@@ -135,13 +137,7 @@ def compile_time(build, qir, out, flags, reps):
 
 
 def write_md(path, text):
-    old = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + BEGIN + "\n" + text + END + tail
-    with open(path, "w") as f:
-        f.write(text)
+    md_section.write_between(path, text, BEGIN, END)
 
 
 def main():

@@ -62,6 +62,8 @@ import numpy as np
 import onnx  # before torch: Debian's torch would load an older onnx's protos
 import onnxruntime
 
+import md_section  # bench/, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_CALIB = 8
 
@@ -367,13 +369,7 @@ END = "<!-- bench/run.py results: end -->"
 def write_md(path, text):
     """Write the tables to path, or between the BEGIN/END markers of an
     existing document (docs/benchmarks.md), leaving its prose alone."""
-    old = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + BEGIN + "\n" + text + END + tail
-    with open(path, "w") as f:
-        f.write(text)
+    md_section.write_between(path, text, BEGIN, END)
 
 
 def main():

@@ -140,6 +140,17 @@ void cg_store_result(cg *c, const quill_type *ye, LLVMValueRef v,
 
 /* ---- the portable kernel --------------------------------------------------------- */
 
+/* *p += x * w in the accumulator type act (i32, or i64 for a wide
+ * accumulator), asz bytes. */
+static void acc_add(cg *c, LLVMTypeRef act, LLVMValueRef p, unsigned asz,
+                    const cg_qlinear *q, LLVMValueRef xv, LLVMValueRef wv) {
+  cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
+                           LLVMBuildMul(c->b, cg_qlinear_acc_term(c, q, xv),
+                                        cg_qlinear_acc_term(c, q, wv), ""),
+                           ""),
+           p, asz);
+}
+
 /* Load x[n, ch, ih, iw] - zp_x as i32. */
 static LLVMValueRef load_x(cg *c, const cg_view *x, LLVMValueRef xb,
                            LLVMValueRef n, LLVMValueRef ch, LLVMValueRef ih,
@@ -360,11 +371,7 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
     LLVMValueRef xv = load_x(c, &x, xb, n, ch, ih, iw, q->zpx);
     LLVMValueRef wv = weight(c, g, &ws, q, lm.i, cg_i64c(c, 0), li.i, lj.i);
     LLVMValueRef p = cg_gep(c, act, acc, lm.i);
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
-                             LLVMBuildMul(c->b, cg_qlinear_acc_term(c, q, xv),
-                                          cg_qlinear_acc_term(c, q, wv), ""),
-                             ""),
-             p, asz);
+    acc_add(c, act, p, asz, q, xv, wv);
     cg_loop_end(c, &lm);
   } else {
     cg_for(c, &lc, 0, g->Cg, 1);
@@ -375,11 +382,7 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
     LLVMValueRef mm = LLVMBuildAdd(c->b, m0, lm.i, "");
     LLVMValueRef wv = weight(c, g, &ws, q, mm, lc.i, li.i, lj.i);
     LLVMValueRef p = cg_gep(c, act, acc, lm.i);
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, act, p, asz),
-                             LLVMBuildMul(c->b, cg_qlinear_acc_term(c, q, xv),
-                                          cg_qlinear_acc_term(c, q, wv), ""),
-                             ""),
-             p, asz);
+    acc_add(c, act, p, asz, q, xv, wv);
     cg_loop_end(c, &lm);
     cg_loop_end(c, &lc);
   }
