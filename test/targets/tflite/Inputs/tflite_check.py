@@ -565,4 +565,5 @@ def main():
             "armnn1": cmd_armnn1}[args.cmd](args)
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""export_torch.py - the torchvision part of the model zoo, as float ONNX.
+
+  /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] NAME...
+
+For each NAME (a torchvision 0.14 architecture, or `transformer`: a
+torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64)
+writes OUTDIR/NAME/model.onnx (opset 13, batch 1), OUTDIR/NAME/calib/
+(8 calibration samples, s0.npy..s7.npy) and OUTDIR/NAME/eval/ (4 held-out
+samples). Runs with Debian's python3-torch (1.13).
+
+No pretrained weights can be downloaded here, so the weights are random
+(fixed seed) and every BatchNorm's statistics are re-estimated: running
+statistics reset, cumulative averaging (momentum None), 6 batches of 8
+random images in train mode. Without that, deep random networks shrink
+their activations towards zero (googlenet to about 1e-13) and int8
+numbers mean nothing. Image inputs are N(0,1), the statistics of
+normalized photos; --size sets H = W (vit_b_16 needs 224).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+TRANSFORMER = dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2, seq=64)
+
+
+def build(name):
+    if name == "transformer":
+        t = TRANSFORMER
+        layer = torch.nn.TransformerEncoderLayer(
+            t["d_model"], t["nhead"], t["dim_feedforward"], dropout=0.0,
+            batch_first=True)
+        return torch.nn.TransformerEncoder(layer, t["layers"])
+    kwargs = {}
+    if name in ("googlenet", "inception_v3"):
+        kwargs = dict(aux_logits=False, init_weights=True)
+    return getattr(torchvision.models, name)(**kwargs)
+
+
+def input_shape(name, size):
+    if name == "transformer":
+        return [1, TRANSFORMER["seq"], TRANSFORMER["d_model"]]
+    return [1, 3, size, size]
+
+
+def reestimate_bn(model, shape):
+    bns = [m for m in model.modules()
+           if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    model.train()
+    with torch.no_grad():
+        for _ in range(6):
+            model(torch.randn([8] + shape[1:]))
+
+
+def export(name, out, size):
+    torch.manual_seed(0)
+    np.random.seed(0)
+    model = build(name)
+    shape = input_shape(name, size)
+    reestimate_bn(model, shape)
+    model.eval()
+    d = os.path.join(out, name)
+    os.makedirs(os.path.join(d, "calib"), exist_ok=True)
+    os.makedirs(os.path.join(d, "eval"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    # grad on: keeps TransformerEncoder off its fused inference fast path,
+    # which has no ONNX export
+    torch.onnx.export(model, torch.randn(shape), path, opset_version=13,
+                      input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    g = torch.Generator().manual_seed(1)
+    for i in range(8):
+        np.save(os.path.join(d, "calib", "s%d.npy" % i),
+                torch.randn(shape, generator=g).numpy().astype(np.float32))
+    for i in range(4):
+        np.save(os.path.join(d, "eval", "e%d.npy" % i),
+                torch.randn(shape, generator=g).numpy().astype(np.float32))
+    print("exported %s %s" % (name, "x".join(map(str, shape))))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("names", nargs="+")
+    ap.add_argument("--size", type=int, default=224)
+    a = ap.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for n in a.names:
+        size = 224 if n == "vit_b_16" else a.size
+        try:
+            export(n, a.out, size)
+        except Exception as e:  # noqa: BLE001 - reported, the others go on
+            print("export of %s failed: %s" % (n, e), file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
