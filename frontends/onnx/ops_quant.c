@@ -20,6 +20,11 @@
  *   ConvInteger(x, w, zx, zw)
  *     -> qconv2d %xq, %wq : tensor<..xi32>     (scales 1.0; raw accumulator)
  *
+ * onnxruntime's dynamic quantization feeds MatMulInteger and ConvInteger
+ * the zero point DynamicQuantizeLinear computes at run time, which no
+ * Quill type can hold; such a node becomes the same sum in float (see
+ * "run-time zero points" below).
+ *
  * A 1-D scale (or zero point) with more than one element means per-axis
  * parameters: along `axis` for (De)QuantizeLinear, output channels (axis 0)
  * for convolution weights and columns (the last axis) for matmul's B. The
@@ -281,9 +286,10 @@ static quill_status result_elem(onnx_importer *im, const onnx_node *n,
   return quant_elem(im, n, &q, &scalar, out);
 }
 
-static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
-                               quill_value *const *ops, unsigned nops,
-                               quill_type *relem) {
+static quill_status emit_conv(onnx_importer *im, const onnx_node *n,
+                              quill_opcode opc, quill_value *const *ops,
+                              unsigned nops, quill_type *relem,
+                              quill_value **r) {
   quill_shape x, w, out;
   onnx_shape(ops[0], &x);
   onnx_shape(ops[1], &w);
@@ -300,9 +306,118 @@ static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
       onnx_nattr_ints(im, "dilations", 2, win.dilations),
       onnx_nattr_int(im, "group", win.group),
   };
+  return onnx_emit1(im, n, opc, nops, ops, onnx_type(im, &out, relem), 4,
+                    attrs, r);
+}
+
+static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
+                               quill_value *const *ops, unsigned nops,
+                               quill_type *relem) {
   quill_value *r;
-  if (onnx_emit1(im, n, QUILL_OP_QCONV2D, nops, ops,
-                 onnx_type(im, &out, relem), 4, attrs, &r))
+  if (emit_conv(im, n, QUILL_OP_QCONV2D, ops, nops, relem, &r))
+    return QUILL_ERR_INVALID;
+  return onnx_set_output(im, n, 0, r);
+}
+
+/* ---- run-time zero points (onnxruntime's dynamic quantization) ----------------- */
+
+/* MatMulInteger(a, b, za, zb) and ConvInteger(x, w, zx, zw) whose zero
+ * point is not a constant (DynamicQuantizeLinear's, computed per run) are
+ * imported as the same sum in float:
+ *
+ *   cast<i32>(matmul(float(a) - float(za), float(b) - float(zb)))
+ *
+ * Every operand difference and product is an integer of at most 17 bits,
+ * exact in f32, and so is every partial sum below 2^24: the result equals
+ * ONNX's int32 accumulator while K * max|a - za| * max|b - zb| < 2^24
+ * (u8 x s8: always for K <= 258, and for much larger K on real data), and
+ * is its float rounding beyond. The float ops then run, compile and
+ * quantize like any other. */
+static bool runtime_zero_point(const onnx_node *n, unsigned i) {
+  quill_value *z = onnx_opt_input(n, i);
+  return z && !quill_value_constant(z);
+}
+
+/* float(v) as a tensor of v's shape (a quant value by its storage). */
+static quill_status to_float(onnx_importer *im, const onnx_node *n,
+                             quill_value *v, quill_value **out) {
+  quill_type *st = storage_of(v);
+  if (quill_type_is_quant(onnx_elem(v)) && scast(im, n, v, st, &v))
+    return QUILL_ERR_INVALID;
+  return onnx_emit1(im, n, QUILL_OP_CAST, 1, &v,
+                    quill_type_with_elem(im->ctx, quill_value_type(v), f32(im)),
+                    0, NULL, out);
+}
+
+/* Operand vi minus its zero point zi, in float. A 1-D zero point of more
+ * than one element is per column (matmul's b: the last axis, as numpy
+ * broadcasts it) or per output channel (conv's w: reshaped to [M,1,1,1]);
+ * a's and x's must be single values. */
+static quill_status float_operand(onnx_importer *im, const onnx_node *n,
+                                  unsigned vi, unsigned zi, bool per_row,
+                                  const char *what, quill_value **out) {
+  quill_value *v, *z = onnx_opt_input(n, zi), *vf, *zf;
+  if (onnx_input(im, n, vi, &v))
+    return QUILL_ERR_INVALID;
+  if (!storage_of(v) || (z && !storage_of(z)))
+    return onnx_error(im, n, "%s (input #%u) and its zero point must be "
+                             "integer tensors",
+                      what, vi);
+  if (to_float(im, n, v, &vf))
+    return QUILL_ERR_INVALID;
+  if (!z) {
+    *out = vf;
+    return QUILL_OK;
+  }
+  quill_shape zs, vs;
+  onnx_shape(z, &zs);
+  onnx_shape(v, &vs);
+  int64_t cnt = zs.rank == 0 ? 1 : zs.dims[0];
+  if (zs.rank > 1 || (cnt != 1 && (!strcmp(what, "a") || !strcmp(what, "x"))))
+    return onnx_error(im, n, "the zero point of %s must be a single value "
+                             "(got rank %u, %lld elements)",
+                      what, zs.rank, (long long)cnt);
+  if (to_float(im, n, z, &zf))
+    return QUILL_ERR_INVALID;
+  if (per_row && cnt != 1) {
+    int64_t dims[4] = {cnt, 1, 1, 1};
+    quill_shape rs;
+    quill_shape_set(&rs, 4, dims);
+    if (onnx_emit1(im, n, QUILL_OP_RESHAPE, 1, &zf, onnx_type(im, &rs, f32(im)),
+                   0, NULL, &zf))
+      return QUILL_ERR_INVALID;
+  }
+  return onnx_emit1(im, n, QUILL_OP_SUB, 2, (quill_value *[]){vf, zf},
+                    quill_value_type(vf), 0, NULL, out);
+}
+
+static quill_status import_integer_in_float(onnx_importer *im,
+                                            const onnx_node *n, bool conv) {
+  quill_value *ops[2], *r;
+  if (float_operand(im, n, 0, 2, false, conv ? "x" : "a", &ops[0]) ||
+      float_operand(im, n, 1, 3, conv, conv ? "w" : "b", &ops[1]))
+    return QUILL_ERR_INVALID;
+  if (conv) {
+    if (emit_conv(im, n, QUILL_OP_CONV2D, ops, 2, f32(im), &r))
+      return QUILL_ERR_INVALID;
+  } else {
+    quill_shape as, bs, out;
+    onnx_shape(ops[0], &as);
+    onnx_shape(ops[1], &bs);
+    quill_strbuf why;
+    quill_strbuf_init(&why, im->ctx);
+    bool ok = quill_shape_matmul(&as, &bs, &out, &why);
+    if (!ok)
+      onnx_shape_error(im, n, "incompatible operand shapes", &why);
+    quill_strbuf_free(&why);
+    if (!ok || onnx_emit1(im, n, QUILL_OP_MATMUL, 2, ops,
+                          onnx_type(im, &out, f32(im)), 0, NULL, &r))
+      return QUILL_ERR_INVALID;
+  }
+  quill_type *i32 = quill_type_scalar(im->ctx, QUILL_TYPE_I32);
+  if (onnx_emit1(im, n, QUILL_OP_CAST, 1, &r,
+                 quill_type_with_elem(im->ctx, quill_value_type(r), i32), 0,
+                 NULL, &r))
     return QUILL_ERR_INVALID;
   return onnx_set_output(im, n, 0, r);
 }
@@ -310,6 +425,8 @@ static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
 quill_status onnx_import_qconv(onnx_importer *im, const onnx_node *n) {
   quill_value *ops[3] = {NULL, NULL, NULL};
   if (!strcmp(n->op_type, "ConvInteger")) {
+    if (runtime_zero_point(n, 2) || runtime_zero_point(n, 3))
+      return import_integer_in_float(im, n, true);
     qspec qx = {NO_INPUT, 2, NULL, f32(im), 0, "x"};
     qspec qw = {NO_INPUT, 3, NULL, f32(im), 0, "w"};
     if (quant_input(im, n, 0, &qx, &ops[0]) ||
@@ -334,6 +451,8 @@ quill_status onnx_import_qconv(onnx_importer *im, const onnx_node *n) {
 
 quill_status onnx_import_qmatmul(onnx_importer *im, const onnx_node *n) {
   bool integer = !strcmp(n->op_type, "MatMulInteger");
+  if (integer && (runtime_zero_point(n, 2) || runtime_zero_point(n, 3)))
+    return import_integer_in_float(im, n, false);
   quill_value *a, *b, *ops[2], *r;
   if (onnx_input(im, n, 0, &a) || onnx_input(im, n, integer ? 1 : 3, &b))
     return QUILL_ERR_INVALID;

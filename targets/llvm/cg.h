@@ -406,6 +406,10 @@ CG_LOWER(cg_lower_dequantize);
 CG_LOWER(cg_lower_requantize);
 CG_SUPPORTS(cg_supports_quant);
 
+/* lower_dynquant.c */
+CG_LOWER(cg_lower_dynamic_quantize);
+CG_SUPPORTS(cg_supports_dynamic_quantize);
+
 /* lower_conv.c */
 CG_LOWER(cg_lower_qconv2d);
 CG_SUPPORTS(cg_supports_qconv2d);

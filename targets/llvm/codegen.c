@@ -106,6 +106,8 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
                              CG_LAY_FOLLOW},
     [QUILL_OP_REQUANTIZE] = {cg_supports_quant, cg_lower_requantize,
                              CG_LAY_FOLLOW},
+    [QUILL_OP_DYNAMIC_QUANTIZE] = {cg_supports_dynamic_quantize,
+                                   cg_lower_dynamic_quantize, 0},
     /* integer ops */
     [QUILL_OP_QCONV2D] = {cg_supports_qconv2d, cg_lower_qconv2d,
                           CG_LAY_CHLAST},
