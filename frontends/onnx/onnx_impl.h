@@ -300,5 +300,11 @@ quill_status onnx_import_quant(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_qconv(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_qmatmul(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_dynamic_quant(onnx_importer *im, const onnx_node *n);
+/* ops_qat.c: training tools' fake quantizers, and Clip on quantized values */
+quill_status onnx_import_qonnx_quant(onnx_importer *im, const onnx_node *n);
+quill_status onnx_import_mqbench_fake_quant(onnx_importer *im,
+                                            const onnx_node *n);
+quill_status onnx_import_quant_clip(onnx_importer *im, const onnx_node *n,
+                                    quill_value *x);
 
 #endif /* QUILL_FRONTENDS_ONNX_ONNX_IMPL_H */

@@ -27,6 +27,12 @@
  * few ops whose contrib form has the standard semantics: QuantizeLinear /
  * DequantizeLinear (emitted by ONNX Runtime's quantizer for per-channel
  * models before opset 13) and Gelu.
+ *
+ * Training tools' fake quantizers (ops_qat.c): QONNX's Quant (domains
+ * qonnx.custom_op.general and finn.custom_op.general, Brevitas' export)
+ * and MQBench's custom nodes, which its torch.onnx symbolics put in the
+ * default domain under names no ONNX op has (a second table, looked up
+ * after the standard one).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +129,23 @@ static const onnx_op_entry ms_table[] = {
     {"QuantizeLinear", onnx_import_quant, 0, V(1), 1},
 };
 
+/* MQBench's fake quantizers (default domain, version 1). */
+static const onnx_op_entry mqbench_table[] = {
+    {"FakeQuantizeLearnablePerchannelAffine", onnx_import_mqbench_fake_quant, 0,
+     V(1), 1},
+    {"FixedPerChannelAffine", onnx_import_mqbench_fake_quant, 0, V(1), 1},
+    {"FixedPerTensorAffine", onnx_import_mqbench_fake_quant, 0, V(1), 1},
+    {"LearnablePerTensorAffine", onnx_import_mqbench_fake_quant, 0, V(1), 1},
+};
+
+/* QONNX (version 1). */
+static const onnx_op_entry qonnx_table[] = {
+    {"BipolarQuant", onnx_import_qonnx_quant, 0, V(1), 1},
+    {"Quant", onnx_import_qonnx_quant, 0, V(1), 1},
+};
+
+#define LOOKUP(t, op) bsearch(op, t, sizeof t / sizeof t[0], sizeof t[0], cmp_entry)
+
 static int cmp_entry(const void *key, const void *elem) {
   return strcmp((const char *)key, ((const onnx_op_entry *)elem)->op_type);
 }
@@ -134,12 +157,15 @@ bool onnx_is_default_domain(const char *domain) {
 const onnx_op_entry *onnx_op_lookup(const char *domain, const char *op_type) {
   if (!op_type)
     return NULL;
-  if (onnx_is_default_domain(domain))
-    return bsearch(op_type, table, sizeof table / sizeof table[0],
-                   sizeof table[0], cmp_entry);
+  if (onnx_is_default_domain(domain)) {
+    const onnx_op_entry *e = LOOKUP(table, op_type);
+    return e ? e : LOOKUP(mqbench_table, op_type);
+  }
   if (!strcmp(domain, "com.microsoft"))
-    return bsearch(op_type, ms_table, sizeof ms_table / sizeof ms_table[0],
-                   sizeof ms_table[0], cmp_entry);
+    return LOOKUP(ms_table, op_type);
+  if (!strcmp(domain, "qonnx.custom_op.general") ||
+      !strcmp(domain, "finn.custom_op.general"))
+    return LOOKUP(qonnx_table, op_type);
   return NULL;
 }
 

@@ -230,6 +230,8 @@ quill_status onnx_import_clip(onnx_importer *im, const onnx_node *n) {
   quill_value *x, *r;
   if (onnx_input(im, n, 0, &x))
     return QUILL_ERR_INVALID;
+  if (quill_type_is_quant(onnx_elem(x)) && n->opset >= 11)
+    return onnx_import_quant_clip(im, n, x);
   if (n->opset < 11) {
     double lo, hi;
     if (onnx_attr_float(im, n, "min", -INFINITY, &lo) ||

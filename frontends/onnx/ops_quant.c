@@ -153,6 +153,24 @@ static quill_status scast(onnx_importer *im, const onnx_node *n,
                     0, NULL, out);
 }
 
+/* Quant type e has elem's parameters and a range inside elem's (a Clip
+ * narrowed it: Brevitas' QCDQ export): the value is read as it is. */
+static bool narrower_range(const quill_type *e, const quill_type *elem) {
+  if (!quill_type_is_quant(e) || !quill_type_is_quant(elem) ||
+      quill_type_quant_storage(e) != quill_type_quant_storage(elem) ||
+      quill_type_quant_expressed(e) != quill_type_quant_expressed(elem) ||
+      quill_type_quant_axis_of(e) != quill_type_quant_axis_of(elem) ||
+      quill_type_quant_num_params(e) != quill_type_quant_num_params(elem) ||
+      quill_type_quant_qmin(e) < quill_type_quant_qmin(elem) ||
+      quill_type_quant_qmax(e) > quill_type_quant_qmax(elem))
+    return false;
+  size_t n = quill_type_quant_num_params(e);
+  return !memcmp(quill_type_quant_scales(e), quill_type_quant_scales(elem),
+                 n * sizeof(double)) &&
+         !memcmp(quill_type_quant_zero_points(e),
+                 quill_type_quant_zero_points(elem), n * sizeof(int64_t));
+}
+
 /* v (ONNX integers, or a Quill quant value) as a tensor of quant `elem`. */
 static quill_status quant_value(onnx_importer *im, const onnx_node *n,
                                 quill_value *v, quill_type *elem,
@@ -172,7 +190,7 @@ static quill_status quant_value(onnx_importer *im, const onnx_node *n,
     quill_strbuf_free(&sb);
     return st;
   }
-  if (e == elem) {
+  if (e == elem || narrower_range(e, elem)) {
     *out = v;
     return QUILL_OK;
   }
