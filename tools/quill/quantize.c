@@ -8,7 +8,8 @@
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
  *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
  *                  [--after-quantize=P] [--pass-statistics]
- *                  [--export=NAME:FILE]...
+ *                  [--export=NAME:FILE]... [--sensitivity]
+ *                  [--target-sqnr DB]
  *
  * Flow:
  *
@@ -26,6 +27,11 @@
  *   --export=NAME:FILE <-- the exporter NAME registered by a plugin
  *                          (quill_exporter_run), for each one given
  *
+ * --sensitivity (passes/sensitivity.h) ranks the ops by the output SQNR
+ * each one costs quantized alone (on stderr) before quantizing; with
+ * --target-sqnr DB it keeps the fewest worst-ranked ops float that bring
+ * the model to DB, and quantizes with that keep-float list.
+ *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
  * it can be written there (no blanks or braces); otherwise the driver loads
  * the dataset itself (passes/calib_data.h) and hands it to the pass manager
@@ -33,6 +39,7 @@
  * exits without reading the model, so `quill-opt --pass-pipeline=...`
  * reproduces a run.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +48,7 @@
 #include "passes/calib_data.h"
 #include "passes/plugin.h"
 #include "passes/quantize_pipeline.h"
+#include "passes/sensitivity.h"
 #include "tools/quill/quill.h"
 
 typedef struct quantize_args {
@@ -53,7 +61,8 @@ typedef struct quantize_args {
   unsigned nplugins;
   const char **exports; /* --export values, "NAME:FILE" */
   unsigned nexports;
-  bool print_pipeline, time, statistics;
+  bool print_pipeline, time, statistics, sensitivity;
+  double target_sqnr; /* -inf: none */
   int form; /* FORM_* */
 } quantize_args;
 
@@ -97,6 +106,11 @@ static void print_help(FILE *out) {
       "  --pass-statistics        report pass statistics on stderr\n"
       "  --export NAME:FILE       also write FILE with the exporter NAME of a\n"
       "                           plugin (see 'quill export'); may be repeated\n"
+      "  --sensitivity            first rank the ops by the output SQNR each\n"
+      "                           costs quantized alone (on stderr)\n"
+      "  --target-sqnr DB         with --sensitivity: keep the fewest worst\n"
+      "                           ops float to reach DB (output SQNR vs the\n"
+      "                           float model on the calibration samples)\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -115,11 +129,20 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     return QUILL_EXIT_USAGE;
   }
   const char *v;
+  a->target_sqnr = -INFINITY;
   while (quill_cli_peek(&c) && !c.bad) {
     const char *s = quill_cli_peek(&c);
     if (quill_cli_flag(&c, "--help") || quill_cli_flag(&c, "-h")) {
       *help = true;
       return QUILL_EXIT_OK;
+    } else if (quill_cli_flag(&c, "--sensitivity")) {
+      a->sensitivity = true;
+    } else if (quill_cli_value(&c, "--target-sqnr", &v)) {
+      char *end = NULL;
+      a->target_sqnr = v ? strtod(v, &end) : NAN;
+      if (!v || end == v || *end || !isfinite(a->target_sqnr))
+        quill_cli_usage_error(&c, "--target-sqnr %s: a number of dB expected",
+                              v ? v : "");
     } else if (quill_cli_value(&c, "--backend", &v)) {
       a->backend = v;
     } else if (quill_cli_value(&c, "--calib", &v)) {
@@ -191,6 +214,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     quill_cli_usage_error(&c, "no model given (see 'quill quantize --help')");
   else if (!a->print_pipeline && !a->calib)
     quill_cli_usage_error(&c, "no calibration data given (--calib PATH)");
+  else if (a->target_sqnr > -INFINITY && !a->sensitivity)
+    quill_cli_usage_error(&c, "--target-sqnr needs --sensitivity");
   else if (a->nshapes && a->model && quill_tool_is_qir(a->model))
     quill_cli_usage_error(&c, "--input-shape applies to ONNX models only");
   return c.bad ? QUILL_EXIT_USAGE : QUILL_EXIT_OK;
@@ -247,6 +272,14 @@ static quill_status check_outputs(quill_context *ctx, const quantize_args *a) {
   return st;
 }
 
+/* The sensitivity analysis' progress bar on stderr. */
+static void progress(void *ud, size_t done, size_t total) {
+  (void)ud;
+  int width = 30, fill = total ? (int)(width * done / total) : width;
+  fprintf(stderr, "\rsensitivity [%.*s%*s] %zu/%zu", fill,
+          "##############################", width - fill, "", done, total);
+}
+
 static int run(const quantize_args *a) {
   quill_context *ctx = quill_context_create(NULL, NULL);
   if (!ctx) {
@@ -292,12 +325,27 @@ static int run(const quantize_args *a) {
     }
     if (!st && a->before)
       st = quill_tool_run_pipeline(ctx, m, a->before, a->statistics);
-    if (!st && !inline_data) {
+    if (!st && (!inline_data || a->sensitivity)) {
       ds = quill_calib_dataset_create(ctx, quill_module_graph(m, 0));
       st = ds ? QUILL_OK : QUILL_ERR_INVALID;
       if (!st) {
         quill_calib_dataset_set_max_samples(ds, (size_t)a->max_samples);
         st = quill_calib_dataset_load(ds, a->calib);
+      }
+    }
+    quill_sensitivity *sens = NULL;
+    if (!st && a->sensitivity) {
+      st = quill_sensitivity_run(ctx, m, &qo, ds, a->target_sqnr, progress,
+                                 NULL, &sens);
+      fputc('\n', stderr);
+      if (!st) {
+        quill_strbuf sb;
+        quill_strbuf_init(&sb, ctx);
+        quill_sensitivity_print(sens, &sb);
+        fputs(quill_strbuf_str(&sb), stderr);
+        quill_strbuf_free(&sb);
+        const char *keep = quill_sensitivity_keep_float(sens);
+        qo.keep_float = *keep ? keep : NULL;
       }
     }
     if (!st) {
@@ -314,6 +362,7 @@ static int run(const quantize_args *a) {
       st = write_output(ctx, m, a->output);
     for (unsigned i = 0; !st && i < a->nexports; i++)
       st = run_export(ctx, m, a->exports[i]);
+    quill_sensitivity_destroy(sens);
     quill_calib_dataset_destroy(ds);
     if (m)
       quill_module_destroy(m);
