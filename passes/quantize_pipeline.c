@@ -79,6 +79,14 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
       quill_strbuf_printf(&sb, "calibrate{max-samples=%zu}", o->max_samples);
     else
       quill_strbuf_puts(&sb, "calibrate");
+    if (o->adaround_iters) {
+      quill_strbuf_printf(&sb, ",adaround{iters=%u", o->adaround_iters);
+      if (o->calib_path)
+        quill_strbuf_printf(&sb, " data=%s", o->calib_path);
+      if (o->max_samples)
+        quill_strbuf_printf(&sb, " max-samples=%zu", o->max_samples);
+      quill_strbuf_putc(&sb, '}');
+    }
     quill_strbuf_printf(&sb, ",quantize{backend=%s%s%s},canonicalize,dce", b,
                         keep ? " keep-float=" : "", keep ? o->keep_float : "");
   }

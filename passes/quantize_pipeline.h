@@ -6,7 +6,8 @@
  *
  *   stage PREPARE:   fold-batchnorm, fuse-activation{backend}
  *   stage QUANTIZE:  insert-observers{backend keep-float},
- *                    calibrate{data max-samples}, quantize{backend
+ *                    calibrate{data max-samples}, [adaround{iters data
+ *                    max-samples},] quantize{backend
  *                    keep-float}, canonicalize, dce
  *   stage FUSE:      fuse-qdq{backend}, dce (the integer form; without it
  *                    the result is the reference quantize/dequantize form),
@@ -34,6 +35,8 @@ typedef struct quill_quantize_options {
                              calibration dataset is handed to the pass
                              manager instead (quill_quantize_module) */
   size_t max_samples;     /* calibrate on the first N samples (0: all) */
+  unsigned adaround_iters; /* > 0: adaround{iters=N} after calibrate
+                              (passes/adaround.c) */
 } quill_quantize_options;
 
 enum {

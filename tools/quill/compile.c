@@ -34,6 +34,7 @@ typedef struct compile_args {
   const char *model, *out, *header, *name, *entry;
   const char *triple, *cpu, *features, *backend, *calib;
   long long max_samples;
+  long long adaround_iters; /* 0: off */
   quill_llvm_emit emit;
   quill_llvm_io io;
   quill_llvm_isa isa;
@@ -78,6 +79,7 @@ static void print_help(FILE *out) {
       "                        quantize' does (integer ops); B a shipped\n"
       "                        config or a JSON file\n"
       "  --max-samples N       calibrate on the first N samples only\n"
+      "  --adaround-iters N    AdaRound the weights as quill quantize does\n"
       "  --input-shape NAME=D,.. static shape of an ONNX graph input (for\n"
       "                        dynamic dims); may be repeated\n"
       "  --load-pass-plugin LIB load a plugin (e.g. the one a backend config\n"
@@ -183,6 +185,7 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--calib", &v)) {
       a->calib = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
@@ -302,6 +305,7 @@ static int compile(compile_args *a) {
     qo.calib_path =
         a->calib && quill_quantize_option_safe(a->calib) ? a->calib : NULL;
     qo.max_samples = (size_t)a->max_samples;
+    qo.adaround_iters = (unsigned)a->adaround_iters;
     quill_calib_dataset *ds = NULL;
     if (!quill_backend_get(ctx, a->backend))
       st = QUILL_ERR_INVALID;

@@ -82,6 +82,19 @@ bool quill_cli_max_samples(quill_cli *c, long long *n) {
   return true;
 }
 
+bool quill_cli_adaround_iters(quill_cli *c, long long *n) {
+  const char *v;
+  if (!quill_cli_value(c, "--adaround-iters", &v))
+    return false;
+  char *end = NULL;
+  *n = v ? strtoll(v, &end, 10) : 0;
+  if (v && (!*v || *end || *n < 0 || *n > 1000000))
+    quill_cli_usage_error(c, "--adaround-iters needs an integer in [0, 10^6], "
+                             "got '%s'",
+                          v);
+  return true;
+}
+
 bool quill_cli_input_shape(quill_cli *c, const char **shapes, unsigned *n) {
   const char *v;
   if (!quill_cli_value(c, "--input-shape", &v))

@@ -54,6 +54,7 @@
 typedef struct quantize_args {
   const char *model, *backend, *calib, *output, *keep_float;
   long long max_samples; /* 0: all */
+  long long adaround_iters; /* 0: off */
   const char *before, *after; /* --before-quantize, --after-quantize */
   const char **shapes;
   unsigned nshapes;
@@ -94,6 +95,10 @@ static void print_help(FILE *out) {
       "  --keep-float a,b         ops to keep float (by location name or\n"
       "                           result value name)\n"
       "  --max-samples N          calibrate on the first N samples only\n"
+      "  --adaround-iters N       choose each weight's rounding on the\n"
+      "                           calibration data with N steps of AdaRound\n"
+      "                           (2000 is a good start; cost grows with\n"
+      "                           N x weights)\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input (for\n"
       "                           symbolic dims); may be repeated\n"
       "  --print-pipeline         print the pass pipeline and exit\n"
@@ -152,6 +157,7 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--keep-float", &v)) {
       a->keep_float = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (quill_cli_value(&c, "--form", &v)) {
       if (v && !strcmp(v, "integer"))
@@ -292,6 +298,7 @@ static int run(const quantize_args *a) {
       .keep_float = a->keep_float,
       .calib_path = inline_data ? a->calib : NULL,
       .max_samples = (size_t)a->max_samples,
+      .adaround_iters = (unsigned)a->adaround_iters,
   };
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL

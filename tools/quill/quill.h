@@ -59,6 +59,8 @@ void quill_cli_usage_error(quill_cli *c, const char *fmt, ...)
  *   --input-shape NAME=D,..  appended to shapes[*n] (the caller sizes
  *                            shapes for argc entries) */
 bool quill_cli_max_samples(quill_cli *c, long long *n);
+/* --adaround-iters N (0..10^6; 0: off): AdaRound after calibration. */
+bool quill_cli_adaround_iters(quill_cli *c, long long *n);
 bool quill_cli_input_shape(quill_cli *c, const char **shapes, unsigned *n);
 
 /* ---- models (model.c) ------------------------------------------------------- */

@@ -31,6 +31,7 @@ typedef struct report_args {
   const char *model, *backend, *calib, *output, *keep_float, *format;
   const char *graph, *eval, *labels;
   long long max_samples; /* 0: all */
+  long long adaround_iters; /* 0: off */
   const char **shapes;
   unsigned nshapes;
   const char **plugins;
@@ -50,6 +51,7 @@ static void print_help(FILE *out) {
       "  --backend NAME|FILE      a shipped config or a JSON config file\n"
       "  --calib PATH             calibration data (as for quill quantize)\n"
       "  --max-samples N          calibrate and measure on N samples only\n"
+      "  --adaround-iters N       AdaRound the weights as quill quantize does\n"
       "  --keep-float a,b         ops to keep float (location or value name)\n"
       "  --format F               text (default), json, csv or html; without\n"
       "                           it, -o's extension decides\n"
@@ -138,6 +140,7 @@ static int parse_args(int argc, char **argv, report_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--labels", &v)) {
       a->labels = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
+    } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(
@@ -294,7 +297,9 @@ static int run(const report_args *a) {
   if (!st) {
     quill_quantize_options qo = {.backend = a->backend,
                                  .keep_float = a->keep_float,
-                                 .max_samples = (size_t)a->max_samples};
+                                 .max_samples = (size_t)a->max_samples,
+                                 .adaround_iters =
+                                     (unsigned)a->adaround_iters};
     st = quill_quant_report_create(ctx, m, &qo, ds, &r);
   }
   if (!st)
