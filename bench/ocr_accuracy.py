@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""ocr_accuracy.py - PP-OCRv4 recognition accuracy, float against int8, for
+Quill and the peers' quantizers, on the same rendered text lines.
+
+  PY=$(scripts/pyenv.sh)            # or the peers' venv (numpy 2, OpenVINO)
+  "$PY" bench/ocr_accuracy.py [--build build] [--lines 300] [--calib 32]
+        [--work build/ocr] [--md docs/accuracy.md] [--quill-backends x86-vnni,...]
+
+The model is ch_PP-OCRv4_rec_infer.onnx from the rapidocr-onnxruntime wheel
+(test/models/ppocr.py fetches it); its CTC alphabet is the model's own
+`character` metadata. test/models/ppocr.py --text-lines renders the lines
+(Debian's DejaVu/Liberation fonts, noise, blur; words and numbers from the
+dictionary's printable ASCII): a labelled evaluation set (seed 1) and a
+disjoint calibration set (seed 2). Every engine sees the same inputs.
+
+Engines:
+  float           onnxruntime, the float model
+  quill BACKEND   `quill quantize --backend BACKEND` (calibration set), then
+                  `quill compile` to an object file called through ctypes
+                  (the code a user links)
+  ort int8        onnxruntime quantize_static, QDQ, per-channel s8 weights,
+                  u8 activations, MinMax (its default)
+  openvino int8   nncf.quantize (default preset) on the ONNX model, when
+                  openvino and nncf import (the peers' venv)
+
+Metrics: character accuracy 1 - sum(edit distance) / sum(label length)
+against the rendered text, whole lines equal, and per-timestep argmax
+agreement with the float model. Greedy CTC decoding (blank 0, repeats
+collapsed), as PaddleOCR decodes.
+"""
+import argparse
+import ctypes
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import md_section  # noqa: E402  bench/
+
+BEGIN = "<!-- BEGIN bench/ocr_accuracy.py -->"
+END = "<!-- END bench/ocr_accuracy.py -->"
+
+
+def sh(cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def alphabet(model):
+    meta = {p.key: p.value for p in onnx.load(model, load_external_data=False).metadata_props}
+    return ["<blank>"] + meta["character"].split("\n") + [" "]
+
+
+def decode(logits, chars):
+    ids = logits.argmax(-1)
+    out, prev = [], 0
+    for i in ids:
+        if i != prev and i != 0:
+            out.append(chars[i])
+        prev = i
+    return "".join(out)
+
+
+def edit_distance(a, b):
+    d = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, d[0] = d[0], i
+        for j, cb in enumerate(b, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
+    return d[len(b)]
+
+
+def ort_session(path, threads=2):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def quill_engine(build, model, backend, calib_dir, work):
+    qir = os.path.join(work, "quill-%s.qir" % backend)
+    obj = os.path.join(work, "quill-%s.o" % backend)
+    so = os.path.join(work, "quill-%s.so" % backend)
+    t = time.perf_counter()
+    sh([os.path.join(build, "quill"), "quantize", model, "--backend", backend,
+        "--calib", calib_dir, "--input-shape", "x=1,3,48,320", "-o", qir])
+    sh([os.path.join(build, "quill"), "compile", qir, "-o", obj, "--name", "m"])
+    sh(["cc", "-shared", "-o", so, obj, "-lm"])
+    prep = time.perf_counter() - t
+    hdr = open(obj[:-2] + ".h").read()
+    scratch = int(re.search(r"M_SCRATCH_SIZE (\d+)", hdr).group(1))
+    out_size = int(re.search(r"M_OUT0_SIZE (\d+)", hdr).group(1))
+    lib = ctypes.CDLL(so)
+    fn = lib.m_run_argv
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    buf = np.zeros(scratch + 64, np.uint8)
+    off = (-buf.ctypes.data) % 64
+    y = np.zeros(out_size, np.float32)
+    ptrs = (ctypes.c_void_p * 3)()
+
+    def run(x):
+        x = np.ascontiguousarray(x, np.float32)
+        ptrs[0], ptrs[1], ptrs[2] = x.ctypes.data, y.ctypes.data, buf.ctypes.data + off
+        if fn(ptrs) != 0:
+            raise RuntimeError("m_run failed")
+        return y.reshape(1, -1, 6625).copy()
+    run.keep = (lib, buf, y, ptrs)
+    return run, prep
+
+
+def ort_int8_engine(model, calib, work):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    out = os.path.join(work, "ort-int8.onnx")
+    t = time.perf_counter()
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": c[None]} for c in calib])
+
+        def get_next(self):
+            return next(self.it, None)
+    quantize_static(model, out, Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+    s = ort_session(out)
+    return (lambda x: s.run(None, {"x": x})[0]), time.perf_counter() - t
+
+
+def openvino_engine(model, calib):
+    import nncf
+    import openvino as ov
+    t = time.perf_counter()
+    core = ov.Core()
+    m = core.read_model(model)
+    m.reshape({"x": [1, 3, 48, 320]})
+    q = nncf.quantize(m, nncf.Dataset([c[None] for c in calib]))
+    c = core.compile_model(q, "CPU", {"INFERENCE_NUM_THREADS": 2})
+    return (lambda x: c(x)[0]), time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work")
+    ap.add_argument("--lines", type=int, default=300)
+    ap.add_argument("--calib", type=int, default=32)
+    ap.add_argument("--quill-backends", default="x86-vnni")
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    a = ap.parse_args()
+    work = a.work or os.path.join(a.build, "ocr")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "ppocr_rec", "model.onnx")
+    if not os.path.exists(model):
+        sh(["/usr/bin/python3", os.path.join(ROOT, "test/models/ppocr.py"), work,
+            "--pip", sys.executable, "ppocr_rec"])
+    ev, cal = os.path.join(work, "eval"), os.path.join(work, "calib")
+    for d, n, seed in ((ev, a.lines, 1), (cal, a.calib, 2)):
+        if not os.path.exists(os.path.join(d, "x.npy")) or \
+                len(json.load(open(os.path.join(d, "labels.json")))) != n:
+            sh(["/usr/bin/python3", os.path.join(ROOT, "test/models/ppocr.py"),
+                "--text-lines", str(n), "--seed", str(seed), d])
+    xs = np.load(os.path.join(ev, "x.npy"))
+    labels = json.load(open(os.path.join(ev, "labels.json")))
+    calib = np.load(os.path.join(cal, "x.npy"))
+    cdir = os.path.join(cal, "samples")
+    os.makedirs(cdir, exist_ok=True)
+    for i, c in enumerate(calib):
+        np.save(os.path.join(cdir, "s%03d.npy" % i), c[None])
+    chars = alphabet(model)
+
+    engines = []
+    fs = ort_session(model)
+    engines.append(("float (onnxruntime)", lambda x: fs.run(None, {"x": x})[0], 0.0))
+    for b in a.quill_backends.split(","):
+        try:
+            run, prep = quill_engine(a.build, model, b, cdir, work)
+            engines.append(("Quill int8, %s" % b, run, prep))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            engines.append(("Quill int8, %s" % b, e, 0.0))
+    try:
+        run, prep = ort_int8_engine(model, calib, work)
+        engines.append(("onnxruntime %s quantize_static" % ort.__version__, run, prep))
+    except Exception as e:  # noqa: BLE001
+        engines.append(("onnxruntime quantize_static", e, 0.0))
+    try:
+        run, prep = openvino_engine(model, calib)
+        import openvino
+        engines.append(("OpenVINO %s + NNCF" % openvino.__version__, run, prep))
+    except ImportError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        engines.append(("OpenVINO + NNCF", e, 0.0))
+
+    rows, ref_ids = [], None
+    for name, run, prep in engines:
+        if isinstance(run, Exception):
+            rows.append({"engine": name, "error": str(run).splitlines()[0][:200]})
+            continue
+        dist = total = exact = 0
+        agree = steps = 0
+        ids_all = []
+        for i, (x, lab) in enumerate(zip(xs, labels)):
+            y = run(x[None])
+            ids = y[0].argmax(-1)
+            ids_all.append(ids)
+            if ref_ids is not None:
+                agree += int(np.sum(ids == ref_ids[i]))
+                steps += ids.size
+            text = decode(y[0], chars)
+            dist += edit_distance(text, lab)
+            total += len(lab)
+            exact += text == lab
+        if ref_ids is None:
+            ref_ids = ids_all
+        rows.append({"engine": name, "char_acc": 1 - dist / total,
+                     "lines_exact": exact / len(labels),
+                     "argmax_agree": agree / steps if steps else 1.0,
+                     "prepare_s": round(prep, 1)})
+        print(json.dumps(rows[-1]), flush=True)
+    out = ["PP-OCRv4 recognition (pretrained), %d rendered text lines, calibration "
+           "on %d other lines:" % (len(labels), len(calib)), "",
+           "| engine | character accuracy | lines exact | argmax = float | quantize + compile s |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            out.append("| %s | fails: `%s` | | | |" % (r["engine"], r["error"]))
+        else:
+            out.append("| %s | %.4f | %.3f | %.4f | %s |" % (
+                r["engine"], r["char_acc"], r["lines_exact"], r["argmax_agree"],
+                r["prepare_s"] or "-"))
+    text = "\n".join(out) + "\n"
+    print(text)
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+    if a.md:
+        md_section.write_between(a.md, text, BEGIN, END)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
