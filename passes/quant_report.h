@@ -2,7 +2,7 @@
  * quant_report.h - the quantization report: what `quill quantize` did to
  * each op and how much accuracy each op's output lost (docs/report.md).
  *
- *   model --copy--> PREPARE (fold-batchnorm, fuse-activation) = float model F
+ *   model --copy--> PREPARE (canonicalize .. fuse-activation) = float model F
  *         --copy--> the whole quantize pipeline              = quantized Q
  *   rows:  every graph input and op of F, in program order, matched with Q's
  *          op by location name; plus the ops of the model that PREPARE
