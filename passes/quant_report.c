@@ -401,6 +401,49 @@ static quill_status classify_weight(quill_quant_report *r, report_entry *e) {
   return QUILL_OK;
 }
 
+/* Count the values of the op's int32 bias (a constant operand, through a
+ * dequantize or not, whose storage is i32) at the int32 bounds, where
+ * `quantize` saturated them; the reason gets a note. */
+static quill_status classify_bias(quill_quant_report *r, report_entry *e) {
+  const quill_op *qop = e->qop;
+  for (unsigned i = 2; i < quill_op_num_operands(qop); i++) {
+    const quill_op *d = quill_value_def(quill_op_operand(qop, i));
+    if (d && quill_op_opcode(d) == QUILL_OP_DEQUANTIZE)
+      d = quill_value_def(quill_op_operand(d, 0));
+    quill_type *q = d && quill_op_has_flag(d, QUILL_OPF_CONSTANT)
+                        ? quant_elem(quill_op_result(d, 0))
+                        : NULL;
+    const quill_attr *a = q ? quill_op_attr(d, "value") : NULL;
+    if (!a || quill_attr_kind_of(a) != QUILL_ATTR_DENSE ||
+        quill_type_kind_of(quill_type_quant_storage(q)) != QUILL_TYPE_I32)
+      continue;
+    quill_tensor t = quill_tensor_from_attr(a);
+    size_t n = quill_tensor_num_elements(&t), bad = 0;
+    for (size_t k = 0; k < n; k++) {
+      int64_t v = quill_tensor_get_i64(&t, k);
+      bad += v == INT32_MIN || v == INT32_MAX;
+    }
+    if (!bad)
+      return QUILL_OK;
+    e->row.bias_saturated = bad;
+    quill_strbuf sb;
+    quill_strbuf_init(&sb, r->ctx);
+    quill_strbuf_printf(&sb,
+                        "%s; int32 bias saturated in %zu of %zu values "
+                        "(input or weight scale too small)",
+                        e->row.reason ? e->row.reason : "", bad, n);
+    const char *s = quill_strbuf_failed(&sb)
+                        ? NULL
+                        : quill_ident_get(r->ctx, quill_strbuf_str(&sb));
+    quill_strbuf_free(&sb);
+    if (!s)
+      return QUILL_ERR_NOMEM;
+    e->row.reason = s;
+    return QUILL_OK;
+  }
+  return QUILL_OK;
+}
+
 static const char *float_reason(const quill_quant_report *r,
                                 const quill_op *fop) {
   quill_opcode opc = quill_op_opcode(fop);
@@ -477,7 +520,8 @@ static quill_status classify_op(quill_quant_report *r, report_entry *e) {
       e->row.output_quant = quant_elem(quill_op_result(q, 0));
     }
   }
-  return classify_weight(r, e);
+  quill_status st = classify_weight(r, e);
+  return st ? st : classify_bias(r, e);
 }
 
 /* The rows of ops m has and F lacks, after the producer they went into. */

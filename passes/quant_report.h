@@ -70,6 +70,10 @@ typedef struct quill_report_row {
                                no weight) */
   quill_sqnr sqnr;          /* output over the samples (count 0: not
                                measured: fused, missing, or mismatched) */
+  size_t bias_saturated;    /* values of the op's int32 bias at INT32_MIN
+                               or INT32_MAX: saturated by `quantize`, the
+                               op loses that bias (input or weight scale
+                               too small); the reason says so too */
 } quill_report_row;
 
 typedef struct quill_report_output {
