@@ -16,9 +16,12 @@
  *              the `quantize` every use of it goes through (QDQ), else
  *              the float result itself (kept-float ops).
  *   fused      ops of m whose key F lacks (folded by fold-batchnorm, fused
- *              by fuse-activation); placed after the row of the producer
- *              they went into (found by walking operand 0 up to an op F
- *              has).
+ *              by fuse-activation or fuse-patterns, removed by
+ *              canonicalize); placed after the row of the op they went
+ *              into: for batch_norm, relu and clip the producer (operand
+ *              0 up to an op F has), for the others the consumer their
+ *              results reach (fuse-patterns keeps a chain's last op),
+ *              else the producer.
  *
  * Measuring: for each sample, F runs with an observer that copies each
  * row's output (as doubles) into the row's buffer; then Q runs with an
@@ -401,6 +404,49 @@ static quill_status classify_weight(quill_quant_report *r, report_entry *e) {
   return QUILL_OK;
 }
 
+/* Count the values of the op's int32 bias (a constant operand, through a
+ * dequantize or not, whose storage is i32) at the int32 bounds, where
+ * `quantize` saturated them; the reason gets a note. */
+static quill_status classify_bias(quill_quant_report *r, report_entry *e) {
+  const quill_op *qop = e->qop;
+  for (unsigned i = 2; i < quill_op_num_operands(qop); i++) {
+    const quill_op *d = quill_value_def(quill_op_operand(qop, i));
+    if (d && quill_op_opcode(d) == QUILL_OP_DEQUANTIZE)
+      d = quill_value_def(quill_op_operand(d, 0));
+    quill_type *q = d && quill_op_has_flag(d, QUILL_OPF_CONSTANT)
+                        ? quant_elem(quill_op_result(d, 0))
+                        : NULL;
+    const quill_attr *a = q ? quill_op_attr(d, "value") : NULL;
+    if (!a || quill_attr_kind_of(a) != QUILL_ATTR_DENSE ||
+        quill_type_kind_of(quill_type_quant_storage(q)) != QUILL_TYPE_I32)
+      continue;
+    quill_tensor t = quill_tensor_from_attr(a);
+    size_t n = quill_tensor_num_elements(&t), bad = 0;
+    for (size_t k = 0; k < n; k++) {
+      int64_t v = quill_tensor_get_i64(&t, k);
+      bad += v == INT32_MIN || v == INT32_MAX;
+    }
+    if (!bad)
+      return QUILL_OK;
+    e->row.bias_saturated = bad;
+    quill_strbuf sb;
+    quill_strbuf_init(&sb, r->ctx);
+    quill_strbuf_printf(&sb,
+                        "%s; int32 bias saturated in %zu of %zu values "
+                        "(input or weight scale too small)",
+                        e->row.reason ? e->row.reason : "", bad, n);
+    const char *s = quill_strbuf_failed(&sb)
+                        ? NULL
+                        : quill_ident_get(r->ctx, quill_strbuf_str(&sb));
+    quill_strbuf_free(&sb);
+    if (!s)
+      return QUILL_ERR_NOMEM;
+    e->row.reason = s;
+    return QUILL_OK;
+  }
+  return QUILL_OK;
+}
+
 static const char *float_reason(const quill_quant_report *r,
                                 const quill_op *fop) {
   quill_opcode opc = quill_op_opcode(fop);
@@ -477,10 +523,33 @@ static quill_status classify_op(quill_quant_report *r, report_entry *e) {
       e->row.output_quant = quant_elem(quill_op_result(q, 0));
     }
   }
-  return classify_weight(r, e);
+  quill_status st = classify_weight(r, e);
+  return st ? st : classify_bias(r, e);
 }
 
-/* The rows of ops m has and F lacks, after the producer they went into. */
+/* The row of the first op F has that op's results reach through ops F
+ * lacks (depth-first over the users, at most `depth` ops deep), or -1. */
+static int32_t consumer_row(quill_quant_report *r, const keymap *fk,
+                            const quill_op *op, unsigned depth) {
+  if (!depth)
+    return -1;
+  for (unsigned i = 0; i < quill_op_num_results(op); i++)
+    for (quill_use *u = quill_value_first_use(quill_op_result(op, i)); u;
+         u = quill_use_next(u)) {
+      const quill_op *user = quill_use_user(u);
+      const char *k = is_row_op(user) ? op_key(r->ctx, user) : NULL;
+      if (!k)
+        continue;
+      int32_t row = keymap_nth(fk, k, 0);
+      if (row < 0)
+        row = consumer_row(r, fk, user, depth - 1);
+      if (row >= 0)
+        return row;
+    }
+  return -1;
+}
+
+/* The rows of ops m has and F lacks, after the op they went into. */
 static quill_status add_fused_rows(quill_quant_report *r, const quill_graph *og,
                                    const keymap *fk) {
   size_t sub = 1;
@@ -490,6 +559,16 @@ static quill_status add_fused_rows(quill_quant_report *r, const quill_graph *og,
       continue;
     const quill_op *d = op;
     int32_t into = -1;
+    bool down = false;
+    /* fuse-patterns folds a chain into its last op (the consumer): follow
+     * single uses down to an op F has; batch_norm and activations went
+     * into their producer (operand 0 up). */
+    quill_opcode opc = quill_op_opcode(op);
+    if (opc != QUILL_OP_BATCH_NORM && opc != QUILL_OP_RELU &&
+        opc != QUILL_OP_CLIP && quill_op_num_results(op)) {
+      into = consumer_row(r, fk, op, 16);
+      down = into >= 0;
+    }
     while (into < 0 && d && quill_op_num_operands(d) &&
            (d = quill_value_def(quill_op_operand(d, 0))) && is_row_op(d)) {
       const char *dk = op_key(r->ctx, d);
@@ -505,7 +584,8 @@ static quill_status add_fused_rows(quill_quant_report *r, const quill_graph *og,
     e->sub = sub++;
     if (into < 0) {
       e->anchor = SIZE_MAX;
-      e->row.reason = "removed by fold-batchnorm / fuse-activation";
+      e->row.reason = "removed before quantization (canonicalize, "
+                      "fuse-patterns, fold-batchnorm, fuse-activation)";
       continue;
     }
     const report_entry *p = &r->rows[into];
@@ -513,10 +593,13 @@ static quill_status add_fused_rows(quill_quant_report *r, const quill_graph *og,
     e->row.fused_into = p->row.name;
     quill_strbuf sb;
     quill_strbuf_init(&sb, r->ctx);
-    quill_strbuf_printf(&sb, "%s into producer %s",
-                        quill_op_opcode(op) == QUILL_OP_BATCH_NORM ? "folded"
-                                                                   : "fused",
-                        p->row.name);
+    if (down)
+      quill_strbuf_printf(&sb, "fused into %s %s", p->row.opcode,
+                          p->row.name);
+    else
+      quill_strbuf_printf(&sb, "%s into producer %s",
+                          opc == QUILL_OP_BATCH_NORM ? "folded" : "fused",
+                          p->row.name);
     e->row.reason = quill_strbuf_failed(&sb)
                         ? NULL
                         : quill_ident_get(r->ctx, quill_strbuf_str(&sb));

@@ -2,7 +2,7 @@
  * quant_report.h - the quantization report: what `quill quantize` did to
  * each op and how much accuracy each op's output lost (docs/report.md).
  *
- *   model --copy--> PREPARE (fold-batchnorm, fuse-activation) = float model F
+ *   model --copy--> PREPARE (canonicalize .. fuse-activation) = float model F
  *         --copy--> the whole quantize pipeline              = quantized Q
  *   rows:  every graph input and op of F, in program order, matched with Q's
  *          op by location name; plus the ops of the model that PREPARE
@@ -70,6 +70,10 @@ typedef struct quill_report_row {
                                no weight) */
   quill_sqnr sqnr;          /* output over the samples (count 0: not
                                measured: fused, missing, or mismatched) */
+  size_t bias_saturated;    /* values of the op's int32 bias at INT32_MIN
+                               or INT32_MAX: saturated by `quantize`, the
+                               op loses that bias (input or weight scale
+                               too small); the reason says so too */
 } quill_report_row;
 
 typedef struct quill_report_output {

@@ -137,6 +137,12 @@ static void write_summary(const quill_quant_report *r, quill_strbuf *sb) {
   }
   if (r->compiled_why)
     quill_strbuf_printf(sb, "compiled: not measured (%s)\n", r->compiled_why);
+  for (size_t i = 0; i < r->nrows; i++)
+    if (r->rows[i].row.bias_saturated)
+      quill_strbuf_printf(sb,
+                          "warning: %s: int32 bias saturated in %zu values "
+                          "(the quantized op loses it)\n",
+                          r->rows[i].row.name, r->rows[i].row.bias_saturated);
   const quill_report_accuracy *a = &r->acc;
   if (a->count) {
     quill_strbuf_printf(sb,
@@ -276,7 +282,10 @@ static quill_status write_json(const quill_quant_report *r, const char *model,
     json_object_set_new(o, "output", json_quant(row->output_quant, false));
     json_object_set_new(o, "weight", json_quant(row->weight_quant, true));
     json_object_set_new(o, "weight_sqnr_db", json_db(&row->weight_sqnr));
-    json_array_append_new(rows, json_sums(&row->sqnr, o));
+    json_sums(&row->sqnr, o);
+    json_object_set_new(o, "bias_saturated",
+                        json_integer((json_int_t)row->bias_saturated));
+    json_array_append_new(rows, o);
   }
   json_object_set_new(root, "rows", rows);
   for (size_t i = 0; i < r->nouts; i++) {

@@ -30,7 +30,9 @@
  * keep-float=a,b names ops that stay float (as for insert-observers). Biases
  * are quantized for conv2d, conv_transpose2d and gemm (alpha = beta = 1)
  * when the input is quantized per tensor and the weight's parameters give
- * one scale per output channel; otherwise the bias stays float. A bias
+ * one scale per output channel; otherwise the bias stays float. A weight
+ * channel whose bias scale s_x * s_w would be below FLT_MIN (0 or denormal
+ * in float32) is zeroed with scale 1.0 first, with a warning. A bias
  * value beyond int32 at its scale saturates, with a warning naming the op.
  * Constant
  * values are quantized with quill_quantize_value (ir/quant.c), the
@@ -42,6 +44,7 @@
  * (activation Q/DQ pairs), num-weights, num-biases, num-shared,
  * num-constants.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -247,6 +250,86 @@ static void warn_bias_saturation(qrun *r, const quill_op *op,
                     sc[n == 1 ? 0 : first % n]);
 }
 
+/* Weight channels k with s_x * s_w[k] below the smallest normal float32
+ * (FLT_MIN): the bias scale of such a channel would be 0 or denormal in
+ * every float32 consumer (PP-OCRv4 rec: "bias scale 4.62e-44" from weights
+ * near 1e-38 that calibrate still gave a normal scale). Their weights are
+ * negligible (|w| <= qmax * s_w), so the channel becomes a degenerate one,
+ * as calibrate makes a zero channel: scale 1.0, every value the zero
+ * point, and the bias scale is s_x. op's weight operand (dequantize of a
+ * quantized constant) is replaced by the new constant; returns its quant
+ * element type, or qw itself when no channel is affected (or the weight is
+ * not a constant), NULL on allocation failure. */
+static quill_type *zero_tiny_channels(qrun *r, quill_op *op, double s_x,
+                                      quill_type *qw) {
+  quill_context *ctx = r->ctx;
+  size_t nw = quill_type_quant_num_params(qw), bad = 0;
+  const double *s_w = quill_type_quant_scales(qw);
+  const int64_t *zp = quill_type_quant_zero_points(qw);
+  for (size_t k = 0; k < nw; k++)
+    bad += s_x * s_w[k] < FLT_MIN;
+  quill_op *dq = quill_value_def(quill_op_operand(op, 1));
+  const quill_attr *wa = dq ? quill_value_constant(quill_op_operand(dq, 0))
+                            : NULL;
+  if (!bad || !wa)
+    return qw;
+  double *sc = quill_alloc(ctx, nw * sizeof *sc);
+  if (!sc)
+    return NULL;
+  double first = 0.0;
+  for (size_t k = 0; k < nw; k++) {
+    sc[k] = s_w[k];
+    if (s_x * s_w[k] < FLT_MIN) {
+      first = first != 0.0 ? first : s_w[k];
+      sc[k] = 1.0;
+    }
+  }
+  int32_t axis = quill_type_quant_axis_of(qw);
+  quill_type *st = quill_type_quant_storage(qw);
+  quill_type *ex = quill_type_quant_expressed(qw);
+  int64_t qmin = quill_type_quant_qmin(qw), qmax = quill_type_quant_qmax(qw);
+  quill_type *nq = axis < 0 ? quill_type_quant(ctx, st, ex, 1.0, zp[0], qmin,
+                                               qmax)
+                            : quill_type_quant_axis(ctx, st, ex, axis, nw, sc,
+                                                    zp, qmin, qmax);
+  quill_free(ctx, sc, nw * sizeof *sc);
+  quill_type *wt = quill_attr_dense_type(wa);
+  quill_type *nt = nq ? quill_type_with_elem(ctx, wt, nq) : NULL;
+  quill_tensor old = quill_tensor_from_attr(wa), nw_t;
+  if (!nt || quill_tensor_alloc(ctx, nt, &nw_t) != QUILL_OK)
+    return NULL;
+  size_t inner = 1, dim = axis < 0 ? 1 : (size_t)quill_type_dim(wt, axis);
+  for (unsigned d = axis < 0 ? 0 : (unsigned)axis + 1; axis >= 0 &&
+                                                       d < quill_type_rank(wt);
+       d++)
+    inner *= (size_t)quill_type_dim(wt, d);
+  for (size_t i = 0; i < quill_tensor_num_elements(&old); i++) {
+    size_t k = axis < 0 ? 0 : (i / inner) % dim;
+    quill_tensor_set_i64(&nw_t, i, s_x * s_w[k] < FLT_MIN
+                                       ? zp[k]
+                                       : quill_tensor_get_i64(&old, i));
+  }
+  const quill_attr *na = quill_tensor_to_attr(ctx, &nw_t);
+  quill_tensor_free(ctx, &nw_t);
+  quill_loc loc = quill_op_loc(op);
+  quill_op *c = na ? make(r, op, QUILL_OP_CONSTANT, NULL, nt, na, "value", loc)
+                   : NULL;
+  quill_type *ft = quill_value_type(quill_op_result(dq, 0));
+  quill_op *d = c ? make(r, op, QUILL_OP_DEQUANTIZE, quill_op_result(c, 0), ft,
+                         NULL, NULL, loc)
+                  : NULL;
+  if (!d)
+    return NULL;
+  quill_op_set_operand(op, 1, quill_op_result(d, 0));
+  quill_diag_emit(ctx, loc, QUILL_DIAG_WARNING,
+                  "quantize: %zu weight channel(s) of '%s' give a bias scale "
+                  "s_in * s_w below float32's normal range (first: %g * %g): "
+                  "their weights are negligible and quantize to 0 with scale "
+                  "1.0",
+                  bad, quill_op_name(op), s_x, first);
+  return nq;
+}
+
 static quill_status rewrite_bias(qrun *r, quill_op *op) {
   quill_context *ctx = r->ctx;
   quill_opcode opc = quill_op_opcode(op);
@@ -282,6 +365,8 @@ static quill_status rewrite_bias(qrun *r, quill_op *op) {
       return QUILL_OK;
   }
   double s_x = quill_type_quant_scales(qx)[0];
+  if (!(qw = zero_tiny_channels(r, op, s_x, qw)))
+    return QUILL_ERR_NOMEM;
   const double *s_w = quill_type_quant_scales(qw);
   size_t n = per_channel ? (size_t)C : 1;
   double *sc = quill_alloc(ctx, n * sizeof *sc);

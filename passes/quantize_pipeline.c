@@ -64,7 +64,10 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
   if (stages & QUILL_QUANTIZE_PREPARE)
-    quill_strbuf_printf(&sb, "fold-batchnorm,fuse-activation{backend=%s}", b);
+    quill_strbuf_printf(&sb,
+                        "canonicalize,fuse-patterns,fold-batchnorm,"
+                        "fuse-activation{backend=%s}",
+                        b);
   if (stages & QUILL_QUANTIZE_QUANTIZE) {
     if (sb.len)
       quill_strbuf_putc(&sb, ',');

@@ -4,7 +4,11 @@
  * 4). `quill quantize`, `quill report` and the C API all go through here,
  * so they quantize identically.
  *
- *   stage PREPARE:   fold-batchnorm, fuse-activation{backend}
+ *   stage PREPARE:   canonicalize, fuse-patterns, fold-batchnorm,
+ *                    fuse-activation{backend} (no-ops such as identity go
+ *                    first, so fold-batchnorm and insert-observers see the
+ *                    constant weights behind them; gelu / hard_swish /
+ *                    layer_norm decompositions become one op)
  *   stage QUANTIZE:  insert-observers{backend keep-float},
  *                    calibrate{data max-samples}, [adaround{iters data
  *                    max-samples},] quantize{backend
@@ -40,7 +44,7 @@ typedef struct quill_quantize_options {
 } quill_quantize_options;
 
 enum {
-  QUILL_QUANTIZE_PREPARE = 1u << 0,  /* fold-batchnorm, fuse-activation */
+  QUILL_QUANTIZE_PREPARE = 1u << 0,  /* canonicalize .. fuse-activation */
   QUILL_QUANTIZE_QUANTIZE = 1u << 1, /* insert-observers .. dce */
   QUILL_QUANTIZE_FUSE = 1u << 2,     /* fuse-qdq, dce */
   QUILL_QUANTIZE_ALL = 7u,

@@ -28,6 +28,11 @@ import shutil
 if shutil.which("dot"):
     config.available_features.add("dot")
 
+# Debian's python3-torch (scripts/setup.sh installs it) makes small ONNX
+# models in some tests, run by /usr/bin/python3; they say REQUIRES: torch.
+if os.path.isdir("/usr/lib/python3/dist-packages/torch"):
+    config.available_features.add("torch")
+
 # The example plugins exist once ctest's install.plugins has run (lit runs
 # after it under ctest); tests that load them say REQUIRES: plugins.
 config.substitutions.append(("%plugins", config.quill_plugins_dir))

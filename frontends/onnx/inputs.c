@@ -69,7 +69,14 @@ static quill_status arg_type(onnx_importer *im, const Onnx__ValueInfoProto *vi,
     for (unsigned i = 0; i < s.rank; i++) {
       const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
       if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-          (d->dim_value < 0 || d->dim_value > QUILL_MAX_DIM)) {
+          d->dim_value < 0) {
+        return quill_error(ctx, loc,
+                           "input '%s' has dynamic dimension %lld at index "
+                           "%u; pass --input-shape %s=...",
+                           name, (long long)d->dim_value, i, name);
+      } else if (d->value_case ==
+                     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                 d->dim_value > QUILL_MAX_DIM) {
         return quill_error(ctx, loc,
                            "input '%s' has dimension %lld at index %u (must "
                            "be in [0, %lld])",
@@ -140,8 +147,29 @@ static const quill_onnx_binding *binding_of(const onnx_importer *im,
   return NULL;
 }
 
-/* "FLOAT [2, ?, 4]" for a declared tensor type. */
-static void print_declared(quill_strbuf *sb, const Onnx__TypeProto__Tensor *tt) {
+/* A declared dim with a value of 0 or more (else dynamic: no value, a
+ * symbol, or -1 as some exporters write it). */
+static bool static_dim(const Onnx__TensorShapeProto__Dimension *d) {
+  return d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+         d->dim_value >= 0;
+}
+
+bool onnx_declared_shape_fits(const Onnx__TypeProto__Tensor *tt,
+                              const quill_type *t) {
+  if (!tt->shape)
+    return true;
+  if (tt->shape->n_dim != quill_type_rank(t))
+    return false;
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    int64_t dim = quill_type_dim(t, (unsigned)i);
+    if (static_dim(d) && dim != QUILL_DIM_DYNAMIC && d->dim_value != dim)
+      return false;
+  }
+  return true;
+}
+
+void onnx_print_declared(quill_strbuf *sb, const Onnx__TypeProto__Tensor *tt) {
   quill_strbuf_puts(sb, onnx_data_type_name(tt->elem_type));
   if (!tt->shape)
     return;
@@ -150,7 +178,7 @@ static void print_declared(quill_strbuf *sb, const Onnx__TypeProto__Tensor *tt) 
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     if (i)
       quill_strbuf_puts(sb, ", ");
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+    if (static_dim(d))
       quill_strbuf_printf(sb, "%lld", (long long)d->dim_value);
     else
       quill_strbuf_puts(sb, "?");
@@ -188,24 +216,15 @@ quill_status onnx_check_bindings(onnx_importer *im,
     if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
       return quill_error(ctx, loc, "input '%s' is not a tensor", name);
     const Onnx__TypeProto__Tensor *tt = vi->type->tensor_type;
-    bool ok = !tt->has_elem_type || !tt->elem_type ||
-              onnx_elem_type(ctx, tt->elem_type) == quill_type_elem(t->type);
-    if (tt->shape) {
-      ok = ok && tt->shape->n_dim == quill_type_rank(t->type);
-      for (size_t i = 0; ok && i < tt->shape->n_dim; i++) {
-        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-        if (d->value_case ==
-                ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-            d->dim_value != quill_type_dim(t->type, (unsigned)i))
-          ok = false;
-      }
-    }
+    bool ok = (!tt->has_elem_type || !tt->elem_type ||
+               onnx_elem_type(ctx, tt->elem_type) == quill_type_elem(t->type)) &&
+              onnx_declared_shape_fits(tt, t->type);
     if (!ok) {
       quill_strbuf sb;
       quill_strbuf_init(&sb, ctx);
       quill_type_print(t->type, &sb);
       quill_strbuf_puts(&sb, " but the model declares ");
-      print_declared(&sb, tt);
+      onnx_print_declared(&sb, tt);
       quill_error(ctx, loc, "input '%s' is bound to a constant of type %s",
                   name, quill_strbuf_str(&sb));
       quill_strbuf_free(&sb);

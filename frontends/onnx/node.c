@@ -357,8 +357,8 @@ quill_status onnx_emit_constant(onnx_importer *im, const onnx_node *n,
 
 /* ---- outputs ------------------------------------------------------------- */
 
-/* Compare v's type with a declared ValueInfo type (dims without a value
- * match anything). */
+/* Compare v's type with a declared ValueInfo type (dynamic dims, -1
+ * included, match anything: onnx_declared_shape_fits). */
 static quill_status check_declared(onnx_importer *im, const onnx_node *n,
                                    const char *name, quill_value *v) {
   const Onnx__ValueInfoProto *vi = onnx_map_get(&im->infos, name);
@@ -370,40 +370,16 @@ static quill_status check_declared(onnx_importer *im, const onnx_node *n,
   quill_type *e = quill_type_elem(t);
   if (quill_type_is_quant(e))
     e = quill_type_quant_storage(e);
-  bool ok = true;
-  if (tt->has_elem_type && tt->elem_type &&
-      onnx_elem_type(im->ctx, tt->elem_type) != e)
-    ok = false;
-  if (tt->shape) {
-    if (tt->shape->n_dim != quill_type_rank(t))
-      ok = false;
-    for (size_t i = 0; ok && i < tt->shape->n_dim; i++) {
-      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-          d->dim_value != quill_type_dim(t, (unsigned)i))
-        ok = false;
-    }
-  }
+  bool ok = (!tt->has_elem_type || !tt->elem_type ||
+             onnx_elem_type(im->ctx, tt->elem_type) == e) &&
+            onnx_declared_shape_fits(tt, t);
   if (ok)
     return QUILL_OK;
   quill_strbuf sb;
   quill_strbuf_init(&sb, im->ctx);
   quill_type_print(t, &sb);
-  quill_strbuf_printf(&sb, " but the model declares %s",
-                       onnx_data_type_name(tt->elem_type));
-  if (tt->shape) {
-    quill_strbuf_puts(&sb, " [");
-    for (size_t i = 0; i < tt->shape->n_dim; i++) {
-      const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-      if (i)
-        quill_strbuf_puts(&sb, ", ");
-      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-        quill_strbuf_printf(&sb, "%lld", (long long)d->dim_value);
-      else
-        quill_strbuf_puts(&sb, "?");
-    }
-    quill_strbuf_puts(&sb, "]");
-  }
+  quill_strbuf_puts(&sb, " but the model declares ");
+  onnx_print_declared(&sb, tt);
   quill_status st = onnx_error(im, n, "output '%s' has inferred type %s", name,
                                quill_strbuf_str(&sb));
   quill_strbuf_free(&sb);

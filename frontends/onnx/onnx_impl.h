@@ -129,6 +129,14 @@ quill_status onnx_parse_input_shape(quill_context *ctx, const char *spec,
 /* An error located at the model (not a node); returns QUILL_ERR_INVALID. */
 quill_status onnx_model_error(onnx_importer *im, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Whether type t fits the declared shape of tt: same rank (when tt has a
+ * shape) and each dim equal where tt gives a value. A dim without a value,
+ * a symbolic one or a negative value (exporters write -1 for "dynamic")
+ * accepts any inferred dim. The element type is not compared. */
+bool onnx_declared_shape_fits(const Onnx__TypeProto__Tensor *tt,
+                              const quill_type *t);
+/* Append "FLOAT [2, ?, 4]" for a declared tensor type (dynamic dims "?"). */
+void onnx_print_declared(quill_strbuf *sb, const Onnx__TypeProto__Tensor *tt);
 /* Every binding names a graph input (once) and fits its declared type. */
 quill_status onnx_check_bindings(onnx_importer *im, const Onnx__GraphProto *gp);
 /* Create im->graph in m with the graph arguments: the inputs that are not

@@ -304,6 +304,8 @@ quill_status tx_write_pool(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_reduce(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op);
+/* ops_norm.c */
+quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
 /* ops_misc.c */
 quill_status tx_write_unary(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_binary(tflite_exporter *ex, const quill_op *op);

@@ -65,6 +65,8 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_CONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, true, 0, 0},
     [QUILL_OP_MATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
     [QUILL_OP_GEMM] = {tx_write_gemm, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
+    [QUILL_OP_LAYER_NORM] = {tx_write_layer_norm, "MEAN+SUB+MUL+MEAN+ADD+SQRT+DIV+MUL+ADD (float)",
+                             NO, false, 0, 0},
     /* pooling and reductions */
     [QUILL_OP_MAXPOOL] = {tx_write_pool, "MAX_POOL_2D", SP, true, 0, 0},
     [QUILL_OP_AVGPOOL] = {tx_write_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
@@ -114,7 +116,6 @@ static const char *const excluded[QUILL_OP_COUNT] = {
     [QUILL_OP_CONV_TRANSPOSE2D] = "not written yet (TRANSPOSE_CONV)",
     [QUILL_OP_BATCH_NORM] = "fold it into the convolution first "
                             "(fold-batchnorm)",
-    [QUILL_OP_LAYER_NORM] = "TFLite has no layer normalization builtin",
     [QUILL_OP_SPLIT] = "not written yet (SPLIT_V)",
     [QUILL_OP_SLICE] = "not written yet (STRIDED_SLICE)",
     [QUILL_OP_GATHER] = "not written yet (GATHER)",

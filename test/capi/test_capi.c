@@ -293,7 +293,8 @@ static void test_pipeline(void) {
   quill_quantize_options o = {.backend = "tflite-int8", .calib_path = "data"};
   char *p = NULL;
   CHECK(quill_quantize_pipeline(ctx, &o, QUILL_QUANTIZE_ALL, &p) == QUILL_OK);
-  CHECK(p && !strcmp(p, "fold-batchnorm,fuse-activation{backend=tflite-int8},"
+  CHECK(p && !strcmp(p, "canonicalize,fuse-patterns,fold-batchnorm,"
+                        "fuse-activation{backend=tflite-int8},"
                         "insert-observers{backend=tflite-int8},"
                         "calibrate{data=data},quantize{backend=tflite-int8},"
                         "canonicalize,dce,fuse-qdq{backend=tflite-int8},dce"));

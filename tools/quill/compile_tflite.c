@@ -162,7 +162,8 @@ static unsigned stages_for(const tflite_args *a, bool quantized) {
   return a->backend ? QUILL_QUANTIZE_ALL : 0;
 }
 
-static const char *const float_pipeline = "fold-batchnorm,fuse-activation";
+static const char *const float_pipeline =
+    "canonicalize,fuse-patterns,fold-batchnorm,fuse-activation";
 
 /* Print the pipeline of this run (for quill-opt --pass-pipeline). */
 static quill_status print_pipeline(quill_context *ctx, const tflite_args *a,

@@ -63,7 +63,7 @@ step "digits: float, onnxruntime's QDQ and quill compile's int8 model, 360 test 
 check "$build/quill-translate" --import-onnx "$src/examples/digits/model.onnx" \
   -o "$out/digits/float.qir"
 check "$build/quill-opt" "$out/digits/float.qir" \
-  --pass-pipeline='fold-batchnorm,fuse-activation' -o "$out/digits/digits_f32.qir"
+  --pass-pipeline='canonicalize,fuse-patterns,fold-batchnorm,fuse-activation' -o "$out/digits/digits_f32.qir"
 check "$build/quill-translate" --import-onnx \
   "$src/examples/digits/model.ort-qdq.onnx" -o "$out/digits/digits_qdq.qir"
 for m in digits_f32 digits_qdq; do

@@ -648,6 +648,26 @@ def m_bad_declared():
                  [vi("y", [4])])
 
 
+def m_declared_dynamic():
+    # As PP-OCR mobile v2's classifier: outputs declared with -1 for a
+    # dynamic dim (value_info and graph output), inferred 1x2; a bound
+    # input declared [-1, 2].
+    return (model([
+        node("Add", ["x", "b"], ["s"], "add"),
+        node("Softmax", ["s"], ["p"], "softmax", axis=1),
+        node("Identity", ["p"], ["y"], "id"),
+    ], [vi("x", [1, 2]), vi("b", [-1, 2])], [vi("y", [-1, 2])],
+        vinfo=[vi("s", [-1, 2]), vi("p", [-1, -1])]),
+        {"b.pb": pb("b", np.array([[0.5, -0.5]], np.float32)),
+         "b_rank1.pb": pb("b", np.array([0.5, -0.5], np.float32))})
+
+
+def m_dynamic_input():
+    # A graph input declared with -1: dynamic, so it needs --input-shape.
+    return model([node("Relu", ["x"], ["y"], "relu")], [vi("x", [-1, 3])],
+                 [vi("y", [-1, 3])])
+
+
 def m_bad_reshape():
     return model([node("Reshape", ["x", "s"], ["y"], "reshape")],
                  [vi("x", [2, 3])], [vi("y", [4, 2])],

@@ -28,7 +28,8 @@ parameters are exactly Quill's):
   single ops, int8 QDQ form    add, sub, mul, mean, softmax, logistic,
                                tanh, hard_swish, relu, relu6, resize
                                bilinear, concatenation with rescale
-  single ops, float            every builtin above in float
+  single ops, float            every builtin above in float, and
+                               layer_norm (decomposed: no builtin)
   resnet18_int8                ResNet-18 (torchvision layout) on 1x3x64x64:
                                integer convolutions, QDQ residual adds
   mobilenetv2_int8             MobileNetV2 on 1x3x64x64: integer 1x1 and
@@ -659,6 +660,19 @@ def float_ops(rng):
     ty = tensor([1, 6, 3, 3], "f32")
     g.ret(g.op("concat %s, %s {axis = 1}" % (a, b), ty), ty)
     out.append(("concat_f32", (0, 0), True, g.text(), "float"))
+    # layer_norm: no builtin, written as MEAN/SUB/MUL/MEAN/ADD/SQRT/DIV/MUL/
+    # ADD in float32 (targets/tflite/ops_norm.c); its own generator, so the
+    # models above and below keep their weights.
+    lrng = np.random.default_rng(77)
+    g = Graph("layer_norm_f32")
+    x = g.arg("x", tensor([2, 3, 8], "f32"))
+    s = g.const((lrng.uniform(0.5, 1.5, [8])).astype(F32), tensor([8], "f32"))
+    b = g.const((lrng.uniform(-0.5, 0.5, [8])).astype(F32), tensor([8], "f32"))
+    ty = tensor([2, 3, 8], "f32")
+    g.ret(g.op("layer_norm %s, %s, %s {axis = -1, epsilon = 1e-05}" % (x, s, b),
+               ty), ty)
+    out.append(("layer_norm_f32", (0, 0), False, g.text(),
+                "float, layer_norm decomposed (no builtin)"))
     return out
 
 

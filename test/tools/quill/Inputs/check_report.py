@@ -24,7 +24,8 @@ rep = json.load(open(report))
 top = ["quill_report", "model", "backend", "keep_float", "samples", "rows",
        "outputs", "compiled_note", "accuracy"]
 row = ["name", "opcode", "activation", "status", "reason", "fused_into",
-       "output", "weight", "weight_sqnr_db", "sqnr_db", "signal", "noise"]
+       "output", "weight", "weight_sqnr_db", "sqnr_db", "signal", "noise",
+       "bias_saturated"]
 if list(rep) != top:
     sys.exit(f"top-level fields {list(rep)} != {top}")
 for r in rep["rows"]:
