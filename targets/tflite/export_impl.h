@@ -327,6 +327,7 @@ quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_batch_norm(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
 
 /* ops_nn.c */
 quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op);

@@ -1,7 +1,8 @@
 /*
- * ops_conv.c - writers of the convolutions and of batch normalization:
+ * ops_conv.c - writers of the convolutions and of the normalizations:
  * conv2d / qconv2d (CONV_2D, DEPTHWISE_CONV_2D, and grouped convolution),
- * conv_transpose2d (TRANSPOSE_CONV), batch_norm (MUL + ADD).
+ * conv_transpose2d (TRANSPOSE_CONV), batch_norm (MUL + ADD), layer_norm
+ * (MEAN, SQUARED_DIFFERENCE, RSQRT, ...).
  *
  * Float ops, integer ops (qconv2d) and folded QDQ patterns share one
  * writer: the effective operand types say whether it is float or int8,
@@ -35,6 +36,18 @@
  * quantized graph has it between dequantize and quantize (it has no int8
  * kernel and does not fold): DEQUANTIZE, MUL, ADD, QUANTIZE, as Quill
  * computes it.
+ *
+ * layer_norm over dims [axis, rank) has no TFLite builtin; it is written
+ * as the float decomposition TFLite's converter produces:
+ *
+ *   m = MEAN(x, axes)          v = MEAN(SQUARED_DIFFERENCE(x, m), axes)
+ *   y = (x - m) * RSQRT(v + epsilon) * scale + bias
+ *
+ * The reference interpreter accumulates the statistics in double and
+ * rounds once; TFLite computes each step in f32, so float results differ
+ * in the last bits (about 1e-6 relative), and a quantized graph (which
+ * keeps the op float between dequantize and quantize) may be one step
+ * apart next to a rounding boundary.
  */
 #include <math.h>
 #include <string.h>
@@ -44,65 +57,50 @@
 
 /* ---- filters and biases ------------------------------------------------------------ */
 
-/* Rows [lo, lo + n) of axis 0 of the constant weights w (dims wd, rank 4)
- * as a TFLite filter permuted by perm, quantized like w (the scales of the
- * rows taken, on the physical axis holding w's quantized axis). */
+/* The constant weights w (dims wd, rank 4) as a TFLite filter permuted by
+ * perm, quantized like w (per-axis scales on the physical axis holding
+ * w's quantized axis). */
 static int32_t filter_tensor(tflite_exporter *ex, const quill_attr *w,
-                             const int64_t *wd, const int *perm, int64_t lo,
-                             int64_t n, const char *name) {
+                             const int64_t *wd, const int *perm,
+                             const char *name) {
   quill_type *we = quill_type_elem(quill_attr_dense_type(w));
-  size_t esz = quill_type_elem_bytes(we);
-  int64_t sd[4] = {n, wd[1], wd[2], wd[3]};
-  size_t row = (size_t)(wd[1] * wd[2] * wd[3]) * esz;
-  size_t size = (size_t)n * row;
+  size_t size = quill_attr_dense_size(w);
   void *data = tx_alloc(ex, size ? size : 1);
   if (!data)
     return -1;
-  tx_transpose_data((const char *)quill_attr_dense_data(w) + (size_t)lo * row,
-                    sd, 4, perm, esz, data);
-  int64_t pd[4] = {sd[perm[0]], sd[perm[1]], sd[perm[2]], sd[perm[3]]};
+  tx_transpose_data(quill_attr_dense_data(w), wd, 4, perm,
+                    quill_type_elem_bytes(we), data);
+  int64_t pd[4] = {wd[perm[0]], wd[perm[1]], wd[perm[2]], wd[perm[3]]};
   int32_t t = tx_const(ex, name, tx_tensor_type(we), 4, pd, data, size, false);
-  if (t < 0 || !quill_type_is_quant(we))
-    return t;
   int32_t qa = quill_type_quant_axis_of(we);
-  size_t nq = qa < 0 ? 1 : qa == 0 ? (size_t)n : (size_t)wd[qa];
-  size_t first = qa == 0 ? (size_t)lo : 0;
-  tx_tensor *tt = &ex->tensors[t];
-  tt->scale = tx_alloc(ex, nq * sizeof *tt->scale);
-  tt->zero_point = tx_alloc(ex, nq * sizeof *tt->zero_point);
-  if (!tt->scale || !tt->zero_point)
-    return -1;
-  for (size_t i = 0; i < nq; i++) {
-    tt->scale[i] = tx_scale_f32(quill_type_quant_scales(we)[first + i]);
-    tt->zero_point[i] = quill_type_quant_zero_points(we)[first + i];
-  }
-  tt->nq = (unsigned)nq;
+  int32_t qdim = 0;
   for (int j = 0; j < 4 && qa >= 0; j++)
     if (perm[j] == qa)
-      tt->qdim = j;
+      qdim = j;
+  tx_tensor_set_quant(ex, t, we, qdim);
   return t;
 }
 
-/* The bias of output channels [lo, lo + n): f32, or int32 with scale
- * s_in * s_w[c] (or the bias type's own) when quantized; zeros when the
- * op has none (b NULL). */
+/* The bias of the n output channels: f32, or int32 with scale s_in *
+ * s_w[c] (or the bias type's own) when quantized; zeros when the op has
+ * none (b NULL). */
 static int32_t bias_tensor(tflite_exporter *ex, const quill_attr *b,
                            const quill_type *xe, const quill_type *we,
-                           int64_t lo, int64_t n, const char *name) {
+                           int64_t n, const char *name) {
   int64_t bd = n;
   if (!quill_type_is_quant(xe)) {
     float *d = tx_alloc(ex, (size_t)n * 4);
     if (!d)
       return -1;
     for (int64_t c = 0; b && c < n; c++)
-      d[c] = (float)quill_attr_dense_get_f64(b, (size_t)(lo + c));
+      d[c] = (float)quill_attr_dense_get_f64(b, (size_t)c);
     return tx_const(ex, name, TFL_FLOAT32, 1, &bd, d, (size_t)n * 4, false);
   }
   int32_t *d = tx_alloc(ex, (size_t)n * 4);
   if (!d)
     return -1;
   for (int64_t c = 0; b && c < n; c++)
-    d[c] = (int32_t)quill_attr_dense_get_i64(b, (size_t)(lo + c));
+    d[c] = (int32_t)quill_attr_dense_get_i64(b, (size_t)c);
   int32_t t = tx_const(ex, name, TFL_INT32, 1, &bd, d, (size_t)n * 4, false);
   if (t < 0)
     return -1;
@@ -115,15 +113,14 @@ static int32_t bias_tensor(tflite_exporter *ex, const quill_attr *b,
     return -1;
   float si = tx_scale_f32(quill_type_quant_scales(xe)[0]);
   for (int64_t c = 0; c < n; c++) {
-    int64_t k = lo + c;
     if (be && quill_type_is_quant(be))
       tt->scale[c] = tx_scale_f32(
-          quill_type_quant_scales(be)[quill_type_quant_num_params(be) > 1 ? k
+          quill_type_quant_scales(be)[quill_type_quant_num_params(be) > 1 ? c
                                                                           : 0]);
     else
       tt->scale[c] = (float)((double)si *
                              tx_scale_f32(quill_type_quant_scales(
-                                 we)[nw > 1 ? k : 0]));
+                                 we)[nw > 1 ? c : 0]));
   }
   /* per-tensor weights: per-tensor bias */
   tt->nq = n == 1 || nw == 1 ? 1 : (unsigned)n;
@@ -254,10 +251,9 @@ quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
   static const int conv_perm[4] = {0, 2, 3, 1}, dw_perm[4] = {1, 2, 3, 0};
   const quill_value *wv = tx_ein(ex, op, 1);
   const char *wname = quill_value_name(wv) ? quill_value_name(wv) : "weights";
-  int32_t wt_t = filter_tensor(ex, w, wd, depthwise ? dw_perm : conv_perm, 0,
-                               O, wname);
-  int32_t bt = bias_tensor(ex, b, xe, we, 0, O,
-                           tx_printf(ex, "%s_bias", wname));
+  int32_t wt_t = filter_tensor(ex, w, wd, depthwise ? dw_perm : conv_perm,
+                               wname);
+  int32_t bt = bias_tensor(ex, b, xe, we, O, tx_printf(ex, "%s_bias", wname));
   int32_t x = tx_in(ex, op, 0, TX_NHWC);
   int32_t y = tx_out(ex, op, 0);
   if (x < 0 || y < 0 || wt_t < 0 || bt < 0)
@@ -273,11 +269,11 @@ quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
   int32_t dst = post ? tx_temp_like(ex, y, "preact") : y;
   if (dst < 0)
     return QUILL_ERR_NOMEM;
-  if (!depthwise)
-    return emit_conv2d(ex, x, wt_t, bt, dst, &p, &win, act) == NULL
-               ? QUILL_ERR_NOMEM
-           : post ? tx_emit_clamp(ex, dst, y, lo, hi)
-                  : QUILL_OK;
+  if (!depthwise) {
+    if (!emit_conv2d(ex, x, wt_t, bt, dst, &p, &win, act))
+      return QUILL_ERR_NOMEM;
+    return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
+  }
   int32_t ins[3] = {x, wt_t, bt};
   tx_op *o = tx_emit(ex, TFL_OP_DEPTHWISE_CONV_2D, 3, ins, 1, &dst);
   if (!o)
@@ -377,9 +373,8 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
   static const int tconv_perm[4] = {1, 2, 3, 0}; /* IOHW -> OHWI */
   const quill_value *wv = tx_ein(ex, op, 1);
   const char *wname = quill_value_name(wv) ? quill_value_name(wv) : "weights";
-  int32_t wt_t = filter_tensor(ex, w, wd, tconv_perm, 0, wd[0], wname);
-  int32_t bt = bias_tensor(ex, b, xe, we, 0, M,
-                           tx_printf(ex, "%s_bias", wname));
+  int32_t wt_t = filter_tensor(ex, w, wd, tconv_perm, wname);
+  int32_t bt = bias_tensor(ex, b, xe, we, M, tx_printf(ex, "%s_bias", wname));
   int32_t shape[4] = {(int32_t)yd[0], (int32_t)full[0], (int32_t)full[1],
                       (int32_t)M};
   int32_t st = tx_const_i32(ex, "output_shape", 4, shape);
@@ -475,5 +470,121 @@ quill_status tx_write_batch_norm(tflite_exporter *ex, const quill_op *op) {
   if (!o)
     return QUILL_ERR_NOMEM;
   o->opt_type = TFL_OPT_AddOptions;
+  return QUILL_OK;
+}
+
+/* ---- layer_norm ------------------------------------------------------------------------- */
+
+/* A float tensor shaped like `dims`, the dims from `reduce_from` on
+ * reduced to 1. */
+static int32_t f32_temp(tflite_exporter *ex, const char *base, const char *sfx,
+                        unsigned r, const int64_t *dims, unsigned reduce_from) {
+  int64_t d[QUILL_MAX_RANK];
+  for (unsigned i = 0; i < r; i++)
+    d[i] = i >= reduce_from ? 1 : dims[i];
+  return tx_tensor_new(ex, tx_printf(ex, "%s_%s", base, sfx), TFL_FLOAT32, r, d);
+}
+
+static tx_op *emit2(tflite_exporter *ex, int32_t builtin, uint8_t opt,
+                    int32_t a, int32_t b, int32_t y) {
+  int32_t ins[2] = {a, b};
+  if (a < 0 || b < 0 || y < 0)
+    return NULL;
+  tx_op *o = tx_emit(ex, builtin, 2, ins, 1, &y);
+  if (o)
+    o->opt_type = opt;
+  return o;
+}
+
+/* Operand i (scale or bias) expanded to the normalized dims [ax, r). */
+static int32_t norm_param(tflite_exporter *ex, const quill_op *op, unsigned i,
+                          unsigned r, const int64_t *dims, unsigned ax,
+                          const char *name) {
+  const quill_attr *a = tx_in_const(ex, op, i);
+  if (!a) {
+    tx_error(ex, op, "the scale and bias must be constants");
+    return -1;
+  }
+  size_t inner = 1;
+  for (unsigned d = ax; d < r; d++)
+    inner *= (size_t)dims[d];
+  size_t n = (size_t)quill_type_num_elements(quill_attr_dense_type(a));
+  if (n != inner && n != 1) {
+    tx_error(ex, op, "a scale or bias that broadcasts within the normalized "
+                     "dims is not supported");
+    return -1;
+  }
+  float *v = tx_alloc(ex, inner * sizeof *v);
+  if (!v)
+    return -1;
+  for (size_t k = 0; k < inner; k++)
+    v[k] = (float)quill_attr_dense_get_f64(a, n == 1 ? 0 : k);
+  return tx_const(ex, name, TFL_FLOAT32, r - ax, dims + ax, v,
+                  inner * sizeof *v, false);
+}
+
+quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op) {
+  quill_type *xt = tx_in_type(ex, op, 0);
+  unsigned r = quill_type_rank(xt);
+  if (quill_type_kind_of(quill_type_elem(xt)) != QUILL_TYPE_F32)
+    return tx_error(ex, op, "only f32 layer normalization has a TFLite form "
+                            "(keep it float: MEAN, SQUARED_DIFFERENCE, RSQRT)");
+  if (!quill_type_has_static_shape(xt) || r == 0)
+    return tx_error(ex, op, "dynamic shapes are not supported");
+  int64_t axis = quill_op_attr_int(op, "axis", -1);
+  axis = axis < 0 ? axis + r : axis;
+  if (axis < 0 || axis >= (int64_t)r)
+    return tx_error(ex, op, "'axis' is out of range");
+  unsigned ax = (unsigned)axis;
+  const int64_t *dims = quill_type_dims(xt);
+  const char *base = quill_value_name(quill_op_result(op, 0));
+  base = base ? base : "layer_norm";
+  int32_t scale = norm_param(ex, op, 1, r, dims, ax,
+                             tx_printf(ex, "%s_gamma", base));
+  int32_t bias = quill_op_num_operands(op) > 2
+                     ? norm_param(ex, op, 2, r, dims, ax,
+                                  tx_printf(ex, "%s_beta", base))
+                     : INT32_MAX;
+  if (scale < 0 || bias < 0)
+    return ex->errors ? QUILL_ERR_INVALID : QUILL_ERR_NOMEM;
+  int32_t axes[QUILL_MAX_RANK];
+  for (unsigned d = ax; d < r; d++)
+    axes[d - ax] = (int32_t)d;
+  int32_t at = tx_const_i32(ex, "axes", r - ax, axes);
+  float eps = (float)quill_op_attr_number(op, "epsilon", 1e-5);
+  int32_t et = tx_const_f32_scalar(ex, "epsilon", eps);
+  int32_t x = tx_in(ex, op, 0, TX_NATIVE), y = tx_out(ex, op, 0);
+  int32_t mean = f32_temp(ex, base, "mean", r, dims, ax);
+  int32_t sq = f32_temp(ex, base, "sqdiff", r, dims, r);
+  int32_t var = f32_temp(ex, base, "var", r, dims, ax);
+  int32_t ve = f32_temp(ex, base, "var_eps", r, dims, ax);
+  int32_t inv = f32_temp(ex, base, "rstd", r, dims, ax);
+  int32_t d = f32_temp(ex, base, "centered", r, dims, r);
+  int32_t nrm = f32_temp(ex, base, "normalized", r, dims, r);
+  int32_t sc = bias == INT32_MAX ? y : f32_temp(ex, base, "scaled", r, dims, r);
+  if (at < 0 || et < 0 || x < 0 || y < 0 || mean < 0 || sq < 0 || var < 0 ||
+      ve < 0 || inv < 0 || d < 0 || nrm < 0 || sc < 0)
+    return QUILL_ERR_NOMEM;
+  tx_op *o = emit2(ex, TFL_OP_MEAN, TFL_OPT_ReducerOptions, x, at, mean);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  tx_opt_int(ex, o, TFL_REDUCER_KEEP_DIMS, TXO_BOOL, true, false);
+  if (!emit2(ex, TFL_OP_SQUARED_DIFFERENCE, 0, x, mean, sq))
+    return QUILL_ERR_NOMEM;
+  o = emit2(ex, TFL_OP_MEAN, TFL_OPT_ReducerOptions, sq, at, var);
+  if (!o)
+    return QUILL_ERR_NOMEM;
+  tx_opt_int(ex, o, TFL_REDUCER_KEEP_DIMS, TXO_BOOL, true, false);
+  if (!emit2(ex, TFL_OP_ADD, TFL_OPT_AddOptions, var, et, ve))
+    return QUILL_ERR_NOMEM;
+  int32_t rin = ve;
+  if (!tx_emit(ex, TFL_OP_RSQRT, 1, &rin, 1, &inv) ||
+      !emit2(ex, TFL_OP_SUB, TFL_OPT_SubOptions, x, mean, d) ||
+      !emit2(ex, TFL_OP_MUL, TFL_OPT_MulOptions, d, inv, nrm) ||
+      !emit2(ex, TFL_OP_MUL, TFL_OPT_MulOptions, nrm, scale, sc))
+    return QUILL_ERR_NOMEM;
+  if (bias != INT32_MAX &&
+      !emit2(ex, TFL_OP_ADD, TFL_OPT_AddOptions, sc, bias, y))
+    return QUILL_ERR_NOMEM;
   return QUILL_OK;
 }

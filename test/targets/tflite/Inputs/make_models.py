@@ -821,6 +821,115 @@ def shape_conv_ops(rng):
     return out
 
 
+def activation_ops(rng):
+    """LEAKY_RELU, PRELU, BATCH_MATMUL (activation x activation), RESIZE
+    variants, layer_norm, float and int8 (folded QDQ), with a generator of
+    their own:
+    (name, bounds, armnn, text, what). The int8 ones are QDQ reference
+    form: TFLite requantizes in fixed point where Quill computes the float
+    op on dequantized values and rounds once, so they may be 1 step apart
+    next to a rounding boundary (bound 1)."""
+    out = []
+    sx, zx = 0.05, -3
+
+    def add(name, lsb, g, what):
+        out.append((name, (lsb, lsb), False, g.text(), what))
+
+    def model(name, body, shape, out_shape, what, out_q=None, consts=(),
+              nin=1, lsb=0):
+        g = Graph(name)
+        xs = []
+        for i in range(nin):
+            if out_q:
+                xi = g.arg("x%d" % i, tensor(shape[i], qt(sx * (1 + i), zx + 5 * i)))
+                xs.append(g.op("dequantize %s" % xi, tensor(shape[i], "f32")))
+            else:
+                xs.append(g.arg("x%d" % i, tensor(shape[i], "f32")))
+        cs = [c(g) for c in consts]
+        r = g.op(body % tuple(xs + cs), tensor(out_shape, "f32"))
+        if out_q:
+            ty = tensor(out_shape, out_q)
+            r = g.op('quantize %s {rounding = "tflite"}' % r, ty)
+            g.ret(r, ty)
+        else:
+            g.ret(r, tensor(out_shape, "f32"))
+        add(name, lsb, g, what)
+
+    def slope_f32(g):
+        return g.const((rng.standard_normal((4, 1, 1)) * 0.3).astype(F32),
+                       tensor([4, 1, 1], "f32"))
+
+    def slope_q(g):
+        q = np.clip(np.round(rng.standard_normal((4, 1, 1)) * 40), -127,
+                    127).astype(np.int8)
+        ty = tensor([4, 1, 1], "!quant.uniform<i8<-127:127>:f32, 0.0078125:0>")
+        c = g.const(q, ty)
+        return g.op("dequantize %s" % c, tensor([4, 1, 1], "f32"))
+
+    s4 = [[1, 4, 5, 5]]
+    model("leaky_relu_f32", "leaky_relu %s {alpha = 0.1}", s4, [1, 4, 5, 5],
+          "LEAKY_RELU")
+    model("leaky_relu_qdq", "leaky_relu %s {alpha = 0.1}", s4, [1, 4, 5, 5],
+          "LEAKY_RELU int8", out_q=qt(0.04, -20), lsb=1)
+    model("prelu_f32", "prelu %s, %s", s4, [1, 4, 5, 5],
+          "PRELU, per-channel slope", consts=[slope_f32])
+    model("prelu_qdq", "prelu %s, %s", s4, [1, 4, 5, 5],
+          "PRELU int8, per-channel int8 slope", out_q=qt(0.04, -20),
+          consts=[slope_q], lsb=1)
+    model("batch_matmul_qdq", "matmul %s, %s", [[2, 3, 4], [2, 4, 5]], [2, 3, 5],
+          "BATCH_MATMUL int8, activation x activation (attention)",
+          out_q=qt(0.1, 3), nin=2, lsb=1)
+    model("batch_matmul_4d_f32", "matmul %s, %s", [[1, 2, 6, 8], [1, 2, 8, 6]],
+          [1, 2, 6, 6], "BATCH_MATMUL, 4-D (heads)", nin=2)
+    for name, attrs, shape, oshape in (
+            ("resize_bilinear_align_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "align_corners"',
+             [1, 2, 4, 5], [1, 2, 7, 9]),
+            ("resize_bilinear_asym_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "asymmetric"',
+             [1, 2, 4, 4], [1, 2, 8, 8]),
+            ("resize_bilinear_pytorch_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "pytorch_half_pixel"',
+             [1, 2, 3, 5], [1, 2, 6, 10]),
+            ("resize_nearest_half_f32", 'mode = "nearest", '
+             'coordinate_transformation_mode = "half_pixel", '
+             'nearest_mode = "round_prefer_ceil"', [1, 2, 3, 3], [1, 2, 6, 6]),
+            ("resize_nearest_align_f32", 'mode = "nearest", '
+             'coordinate_transformation_mode = "align_corners", '
+             'nearest_mode = "round_prefer_ceil"', [1, 2, 3, 3], [1, 2, 7, 7])):
+        model(name, "resize %%s {%s}" % attrs, [shape], oshape,
+              "RESIZE, " + attrs.replace('"', ""))
+    # GELU (convnext's exact form, and the tanh approximation): TFLite's
+    # int8 GELU is a table of its own float function, rounded once
+    for form in ("none", "tanh"):
+        model("gelu_%s_f32" % form, 'gelu %%s {approximate = "%s"}' % form, s4,
+              [1, 4, 5, 5], "GELU, approximate = %s" % form)
+        model("gelu_%s_qdq" % form, 'gelu %%s {approximate = "%s"}' % form, s4,
+              [1, 4, 5, 5], "GELU int8, approximate = %s" % form,
+              out_q=qt(0.03, -110), lsb=1)
+    # layer_norm as MEAN, SQUARED_DIFFERENCE, RSQRT, ...: f32 steps where
+    # the reference accumulates in double (about 1e-6 relative apart)
+    def gamma(g):
+        return g.const((1 + rng.standard_normal(16) * 0.2).astype(F32),
+                       tensor([16], "f32"))
+
+    def beta(g):
+        return g.const((rng.standard_normal(16) * 0.1).astype(F32),
+                       tensor([16], "f32"))
+
+    model("layer_norm_f32", "layer_norm %s, %s, %s {axis = -1, epsilon = 0.00001}",
+          [[1, 7, 16]], [1, 7, 16], "layer_norm as MEAN, SQUARED_DIFFERENCE, "
+          "RSQRT, SUB, MUL, ADD", consts=[gamma, beta])
+    model("layer_norm_qdq", "layer_norm %s, %s, %s {axis = -1, epsilon = 0.00001}",
+          [[1, 7, 16]], [1, 7, 16], "layer_norm float between DEQUANTIZE and "
+          "QUANTIZE", out_q=qt(0.03, 1), consts=[gamma, beta], lsb=1)
+    model("resize_bilinear_align_qdq", 'resize %s {mode = "linear", '
+          'coordinate_transformation_mode = "align_corners"}', [[1, 2, 4, 4]],
+          [1, 2, 7, 7], "RESIZE_BILINEAR int8 align_corners", out_q=qt(sx, zx),
+          lsb=1)
+    return out
+
+
 def main():
     outdir = sys.argv[1]
     only = None
@@ -834,6 +943,7 @@ def main():
     models.append(("mobilenetv2_int8", (0, 24), True, mobilenetv2(rng).text(),
                    "MobileNetV2, integer IR (qconv2d incl. depthwise, qadd)"))
     models += shape_conv_ops(np.random.default_rng(4321))
+    models += activation_ops(np.random.default_rng(5678))
     with open(os.path.join(outdir, "manifest.txt"), "w") as man:
         for name, lsb, armnn, text, what in models:
             if only and name not in only:
