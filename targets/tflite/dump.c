@@ -13,7 +13,9 @@
  *   metadata min_runtime_version "1.14.0"
  *
  * Options tables are printed through the field list below (every field,
- * defaults applied), so a wrong field id shows as a wrong value. Used by
+ * defaults applied), so a wrong field id shows as a wrong value. Small
+ * INT32 constants (up to 8 values: shapes, axes, slice bounds, indices)
+ * are printed with their values. Used by
  * `quill-translate --dump-tflite` and the lit tests.
  */
 #include <string.h>
@@ -73,6 +75,19 @@ static const opt_field gelu_f[] = {{"approximate", 0, 'B', 0}, {0}};
 static const opt_field gather_f[] = {{"axis", 0, 'i', 0},
                                      {"batch_dims", 1, 'i', 0},
                                      {0}};
+static const opt_field sslice_f[] = {{"begin_mask", 0, 'i', 0},
+                                     {"end_mask", 1, 'i', 0},
+                                     {"ellipsis_mask", 2, 'i', 0},
+                                     {"new_axis_mask", 3, 'i', 0},
+                                     {"shrink_axis_mask", 4, 'i', 0},
+                                     {"offset", 5, 'B', 0},
+                                     {0}};
+static const opt_field split_f[] = {{"num_splits", 0, 'i', 0}, {0}};
+static const opt_field tconv_f[] = {{"padding", 0, 'b', 0},
+                                    {"stride_w", 1, 'i', 0},
+                                    {"stride_h", 2, 'i', 0},
+                                    {"act", 3, 'b', 0},
+                                    {0}};
 static const opt_field none_f[] = {{0}};
 
 static const opt_desc opt_descs[] = {
@@ -96,6 +111,10 @@ static const opt_desc opt_descs[] = {
     {TFL_OPT_MirrorPadOptions, mirror_f},
     {TFL_OPT_GeluOptions, gelu_f},
     {TFL_OPT_GatherOptions, gather_f},
+    {TFL_OPT_StridedSliceOptions, sslice_f},
+    {TFL_OPT_SplitOptions, split_f},
+    {TFL_OPT_SplitVOptions, split_f},
+    {TFL_OPT_TransposeConvOptions, tconv_f},
 };
 
 static const char *type_name(int t) {
@@ -249,7 +268,16 @@ quill_status quill_tflite_dump(quill_context *ctx, const void *data,
       fprintf(out, " buffer %llu", (unsigned long long)buf);
       if (have_bufs && quill_fb_vec_table(&buffers, (uint32_t)buf, &bt) &&
           quill_fb_get_vec(&bt, TFL_BUFFER_DATA, 1, &bd))
+      {
         fprintf(out, " (%u bytes)", bd.n);
+        if (type == TFL_INT32 && bd.n <= 32) { /* shapes, axes, indices */
+          fputs(" = [", out);
+          for (uint32_t k = 0; k + 4 <= bd.n; k += 4)
+            fprintf(out, "%s%lld", k ? "," : "",
+                    (long long)quill_fb_vec_int(&bd, k / 4, 4));
+          fputc(']', out);
+        }
+      }
     }
     fputc('\n', out);
   }

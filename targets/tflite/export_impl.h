@@ -13,7 +13,8 @@
  *                constants, TRANSPOSE where a value is needed both ways
  *     op_table.c opcode-indexed writers, in program order:
  *                  [QUILL_OP_CONV2D] = {write_conv, "CONV_2D/...", ...}
- *     ops_nn.c, ops_misc.c  the writers: emit tx_ops on tx_tensors
+ *     ops_conv.c, ops_nn.c, ops_shape.c, ops_misc.c  the writers: emit
+ *                tx_ops on tx_tensors
  *     quant.c    quantization parameters, the int8 spec checks, fused
  *                activations
  *     versions.c operator versions and the minimum runtime version
@@ -31,6 +32,7 @@
 
 #include "ir/arena.h"
 #include "ir/hmap.h"
+#include "ir/shape.h"
 #include "targets/tflite/flatbuf.h"
 #include "targets/tflite/schema.h"
 #include "targets/tflite/tflite_export.h"
@@ -296,16 +298,48 @@ extern const tx_entry tx_table[QUILL_OP_COUNT];
 
 /* ---- writers ----------------------------------------------------------------------------- */
 
-/* ops_nn.c */
+/* Shared by the writers (ops_nn.c). */
+/* A tensor like `like` (same type, shape and quantization), for
+ * intermediate results. */
+int32_t tx_temp_like(tflite_exporter *ex, int32_t like, const char *sfx);
+/* Window attributes of a conv or pool with auto_pad resolved (x: input
+ * dims, kernel: kernel dims). */
+void tx_read_window(const quill_op *op, const int64_t *x,
+                    const int64_t *kernel, quill_window *w);
+typedef struct tx_padding {
+  int mode;          /* TFL_PADDING_SAME or TFL_PADDING_VALID */
+  bool explicit_pad; /* a PAD op is needed first */
+  int64_t before[2], after[2];
+} tx_padding;
+/* Classify the padding of one spatial window. in: H, W; out: OH, OW. */
+void tx_classify_padding(const int64_t *in, const int64_t *out,
+                         const int64_t *k, const quill_window *w,
+                         tx_padding *p);
+/* PAD (or PADV2 with `value` when use_value) of an NHWC tensor; returns
+ * the padded tensor (-1 on failure). */
+int32_t tx_emit_spatial_pad(tflite_exporter *ex, int32_t x,
+                            const tx_padding *p, bool use_value,
+                            double value);
+/* An integer op that accumulates in int64 has no TFLite form (error). */
+quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op);
+
+/* ops_conv.c */
 quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_batch_norm(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
+
+/* ops_nn.c */
 quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_pool(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_reduce(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op);
-/* ops_norm.c */
-quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
+/* ops_shape.c */
+quill_status tx_write_slice(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_split(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_gather(tflite_exporter *ex, const quill_op *op);
 /* ops_misc.c */
 quill_status tx_write_unary(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_binary(tflite_exporter *ex, const quill_op *op);

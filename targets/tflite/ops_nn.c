@@ -1,10 +1,11 @@
 /*
- * ops_nn.c - writers of the neural-network ops: convolution (CONV_2D,
- * DEPTHWISE_CONV_2D), fully connected layers (FULLY_CONNECTED,
- * BATCH_MATMUL), pooling (MAX_POOL_2D, AVERAGE_POOL_2D), reductions
- * (MEAN, SUM, REDUCE_MAX, REDUCE_MIN) and softmax.
+ * ops_nn.c - writers of the neural-network ops: fully connected layers
+ * (FULLY_CONNECTED, BATCH_MATMUL), pooling (MAX_POOL_2D, AVERAGE_POOL_2D),
+ * reductions (MEAN, SUM, REDUCE_MAX, REDUCE_MIN) and softmax, and the
+ * helpers the convolutions (ops_conv.c) share with pooling: windows,
+ * SAME/VALID padding, explicit PAD, fused activations.
  *
- * Float ops, integer ops (qconv2d, qmatmul) and folded QDQ patterns share
+ * Float ops, integer ops (qmatmul) and folded QDQ patterns share
  * one writer each: the effective operand types say whether it is float or
  * int8, and the int8 spec is checked on the quantized ones.
  *
@@ -24,9 +25,7 @@
 
 /* ---- shared helpers ------------------------------------------------------------- */
 
-/* A tensor like `like` (same type, shape and quantization), for
- * intermediate results. */
-static int32_t temp_like(tflite_exporter *ex, int32_t like, const char *sfx) {
+int32_t tx_temp_like(tflite_exporter *ex, int32_t like, const char *sfx) {
   tx_tensor *l = &ex->tensors[like];
   int64_t d[QUILL_MAX_RANK];
   for (unsigned i = 0; i < l->rank; i++)
@@ -63,7 +62,7 @@ quill_status tx_emit_clamp(tflite_exporter *ex, int32_t in, int32_t out,
   int32_t cur = in;
   if (!isinf(lo)) {
     int32_t c = tx_const_f32_scalar(ex, "clip_min", (float)lo);
-    int32_t dst = isinf(hi) ? out : temp_like(ex, out, "lo");
+    int32_t dst = isinf(hi) ? out : tx_temp_like(ex, out, "lo");
     int32_t ins[2] = {cur, c};
     tx_op *o = tx_emit(ex, TFL_OP_MAXIMUM, 2, ins, 1, &dst);
     if (!o)
@@ -82,9 +81,8 @@ quill_status tx_emit_clamp(tflite_exporter *ex, int32_t in, int32_t out,
   return QUILL_OK;
 }
 
-/* Window attributes with auto_pad resolved (x: input dims, k: kernel). */
-static void read_window(const quill_op *op, const int64_t *x,
-                        const int64_t *kernel, quill_window *w) {
+void tx_read_window(const quill_op *op, const int64_t *x,
+                    const int64_t *kernel, quill_window *w) {
   quill_window_init(w, 2);
   quill_op_attr_ints(op, "strides", w->strides, 2);
   quill_op_attr_ints(op, "pads", w->pads, 4);
@@ -98,15 +96,9 @@ static void read_window(const quill_op *op, const int64_t *x,
   }
 }
 
-typedef struct padding {
-  int mode;          /* TFL_PADDING_SAME or TFL_PADDING_VALID */
-  bool explicit_pad; /* a PAD op is needed first */
-  int64_t before[2], after[2];
-} padding;
-
-/* Classify the padding of one spatial window. in: H, W; out: OH, OW. */
-static void classify(const int64_t *in, const int64_t *out, const int64_t *k,
-                     const quill_window *w, padding *p) {
+void tx_classify_padding(const int64_t *in, const int64_t *out,
+                         const int64_t *k, const quill_window *w,
+                         tx_padding *p) {
   bool valid = true, same = true;
   for (int i = 0; i < 2; i++) {
     int64_t s = w->strides[i], ek = (k[i] - 1) * w->dilations[i] + 1;
@@ -131,10 +123,9 @@ static void classify(const int64_t *in, const int64_t *out, const int64_t *k,
   p->mode = valid || p->explicit_pad ? TFL_PADDING_VALID : TFL_PADDING_SAME;
 }
 
-/* PAD (or PADV2 with `value` when use_value) of an NHWC tensor. */
-static int32_t emit_spatial_pad(tflite_exporter *ex, int32_t x,
-                                const padding *p, bool use_value,
-                                double value) {
+int32_t tx_emit_spatial_pad(tflite_exporter *ex, int32_t x,
+                            const tx_padding *p, bool use_value,
+                            double value) {
   tx_tensor *xt = &ex->tensors[x];
   int64_t d[4];
   for (int i = 0; i < 4; i++)
@@ -182,190 +173,16 @@ static int32_t emit_spatial_pad(tflite_exporter *ex, int32_t x,
   return padded;
 }
 
-/* ---- convolution ------------------------------------------------------------------ */
-
 /* TFLite's int8 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
  * BATCH_MATMUL accumulate in int32 (only its 16x8 kernels use int64, and
  * this writer emits int8 models): an op whose sum needs int64 has no
  * TFLite form. */
-static quill_status check_acc_i32(tflite_exporter *ex, const quill_op *op) {
+quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op) {
   if (!quill_op_acc_i64(op))
     return QUILL_OK;
   return tx_error(ex, op, "it accumulates in int64 (accumulator = \"i64\": "
                           "its worst-case sum does not fit in int32), and "
                           "TFLite's int8 kernels accumulate in int32");
-}
-
-quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op) {
-  unsigned e0 = ex->errors;
-  bool integer = quill_op_opcode(op) == QUILL_OP_QCONV2D;
-  if (integer && check_acc_i32(ex, op))
-    return QUILL_ERR_INVALID;
-  quill_type *xt = tx_in_type(ex, op, 0), *wt = tx_in_type(ex, op, 1);
-  quill_type *yt = tx_out_type(ex, op, 0);
-  quill_type *xe = quill_type_elem(xt), *we = quill_type_elem(wt);
-  quill_type *ye = quill_type_elem(yt);
-  bool quant = quill_type_is_quant(xe);
-  if (!quill_type_has_static_shape(xt) || !quill_type_has_static_shape(yt))
-    return tx_error(ex, op, "dynamic shapes are not supported");
-  if (integer && !quill_type_is_quant(ye))
-    return tx_error(ex, op, "an %s result (the raw accumulator, no "
-                            "requantization) has no TFLite form",
-                    quill_type_scalar_name(quill_type_kind_of(ye)));
-  const quill_attr *w = tx_in_const(ex, op, 1);
-  if (!w)
-    return tx_error(ex, op, "the weights must be a constant (TFLite conv "
-                            "filters are constant tensors)");
-  const int64_t *xd = quill_type_dims(xt), *wd = quill_type_dims(wt);
-  const int64_t *yd = quill_type_dims(yt);
-  quill_window win;
-  read_window(op, xd, wd + 2, &win);
-  int64_t C = xd[1], O = wd[0];
-  bool depthwise = false;
-  if (win.group != 1) {
-    if (win.group == C && wd[1] == 1 && O % C == 0)
-      depthwise = true;
-    else
-      return tx_error(ex, op, "grouped convolution (group %lld, %lld input "
-                              "channels) has no TFLite builtin: only group 1 "
-                              "(CONV_2D) and depthwise (DEPTHWISE_CONV_2D)",
-                      (long long)win.group, (long long)C);
-  }
-  if (quant) {
-    tx_check_act_i8(ex, op, xe, "input");
-    tx_check_act_i8(ex, op, ye, "output");
-    tx_check_weights(ex, op, w, 0);
-  }
-  if (integer) {
-    const quill_attr *r = quill_op_attr(op, "rounding");
-    const char *rs = r ? quill_attr_string_value(r, NULL) : "half_even";
-    if (strcmp(rs, "tflite") != 0)
-      tx_spec_error(ex, op, "requantization rounds as TFLite (gemmlowp double "
-                            "rounding, 'tflite')",
-                    "the op rounds \"%s\"", rs);
-    else if (!quill_op_attr(op, "multiplier"))
-      tx_spec_error(ex, op, "requantization is fixed point",
-                    "the op requantizes in f32 (no 'multiplier')");
-    else
-      tx_check_requant(ex, op, xe, we, ye);
-  }
-  /* bias */
-  const quill_attr *b = NULL;
-  quill_type *be = NULL;
-  if (quill_op_num_operands(op) > 2) {
-    b = tx_in_const(ex, op, 2);
-    if (!b)
-      return tx_error(ex, op, "the bias must be a constant");
-    be = quill_type_elem(quill_attr_dense_type(b));
-    if (quant && tx_check_bias(ex, op, be, xe, we, O))
-      return QUILL_ERR_INVALID;
-  }
-  int act;
-  bool post;
-  double lo, hi;
-  if (tx_fused_activation(ex, op, &act, &post, &lo, &hi))
-    return QUILL_ERR_INVALID;
-  if (ex->errors != e0)
-    return QUILL_ERR_INVALID;
-
-  /* weights: OIHW -> OHWI (conv) or [1, kh, kw, O] (depthwise) */
-  static const int conv_perm[4] = {0, 2, 3, 1}, dw_perm[4] = {1, 2, 3, 0};
-  const int *perm = depthwise ? dw_perm : conv_perm;
-  size_t esz = quill_type_elem_bytes(we);
-  void *wdata = tx_alloc(ex, quill_attr_dense_size(w));
-  if (!wdata)
-    return QUILL_ERR_NOMEM;
-  tx_transpose_data(quill_attr_dense_data(w), wd, 4, perm, esz, wdata);
-  int64_t wpd[4] = {wd[perm[0]], wd[perm[1]], wd[perm[2]], wd[perm[3]]};
-  const quill_value *wv = tx_ein(ex, op, 1);
-  const char *wname = quill_value_name(wv) ? quill_value_name(wv) : "weights";
-  int32_t wt_t = tx_const(ex, wname, tx_tensor_type(we), 4, wpd, wdata,
-                          quill_attr_dense_size(w), false);
-  if (quant)
-    tx_tensor_set_quant(ex, wt_t, we, depthwise ? 3 : 0);
-
-  /* bias: [O] f32 or int32 (zeros when absent) */
-  int32_t bt;
-  int64_t bd = O;
-  if (quant) {
-    int32_t *bdata = tx_alloc(ex, (size_t)O * 4);
-    if (!bdata)
-      return QUILL_ERR_NOMEM;
-    for (int64_t c = 0; b && c < O; c++)
-      bdata[c] = (int32_t)quill_attr_dense_get_i64(b, (size_t)c);
-    bt = tx_const(ex, tx_printf(ex, "%s_bias", wname), TFL_INT32, 1, &bd,
-                  bdata, (size_t)O * 4, false);
-    if (bt >= 0) {
-      size_t nw = quill_type_quant_num_params(we);
-      tx_tensor *t = &ex->tensors[bt];
-      t->nq = (unsigned)O;
-      t->scale = tx_alloc(ex, (size_t)O * sizeof *t->scale);
-      t->zero_point = tx_alloc(ex, (size_t)O * sizeof *t->zero_point);
-      if (!t->scale || !t->zero_point)
-        return QUILL_ERR_NOMEM;
-      float si = tx_scale_f32(quill_type_quant_scales(xe)[0]);
-      for (int64_t c = 0; c < O; c++) {
-        if (be && quill_type_is_quant(be))
-          t->scale[c] = tx_scale_f32(
-              quill_type_quant_scales(be)[quill_type_quant_num_params(be) > 1
-                                              ? c
-                                              : 0]);
-        else
-          t->scale[c] = (float)((double)si *
-                                tx_scale_f32(quill_type_quant_scales(
-                                    we)[nw > 1 ? c : 0]));
-      }
-      if (O == 1 || nw == 1) { /* per-tensor weights: per-tensor bias */
-        t->nq = 1;
-      }
-    }
-  } else {
-    float *bdata = tx_alloc(ex, (size_t)O * 4);
-    if (!bdata)
-      return QUILL_ERR_NOMEM;
-    for (int64_t c = 0; b && c < O; c++)
-      bdata[c] = (float)quill_attr_dense_get_f64(b, (size_t)c);
-    bt = tx_const(ex, tx_printf(ex, "%s_bias", wname), TFL_FLOAT32, 1, &bd,
-                  bdata, (size_t)O * 4, false);
-  }
-
-  int32_t x = tx_in(ex, op, 0, TX_NHWC);
-  int32_t y = tx_out(ex, op, 0);
-  if (x < 0 || y < 0 || wt_t < 0 || bt < 0)
-    return QUILL_ERR_NOMEM;
-  padding p;
-  int64_t hw[2] = {xd[2], xd[3]}, ohw[2] = {yd[2], yd[3]};
-  classify(hw, ohw, wd + 2, &win, &p);
-  if (p.explicit_pad) {
-    x = emit_spatial_pad(ex, x, &p, false, 0);
-    if (x < 0)
-      return QUILL_ERR_NOMEM;
-  }
-  int32_t dst = post ? temp_like(ex, y, "preact") : y;
-  int32_t ins[3] = {x, wt_t, bt};
-  tx_op *o = tx_emit(ex, depthwise ? TFL_OP_DEPTHWISE_CONV_2D : TFL_OP_CONV_2D,
-                     3, ins, 1, &dst);
-  if (!o)
-    return QUILL_ERR_NOMEM;
-  if (depthwise) {
-    o->opt_type = TFL_OPT_DepthwiseConv2DOptions;
-    tx_opt_int(ex, o, TFL_DWCONV_PADDING, TXO_I8, p.mode, 0);
-    tx_opt_int(ex, o, TFL_DWCONV_STRIDE_W, TXO_I32, win.strides[1], 0);
-    tx_opt_int(ex, o, TFL_DWCONV_STRIDE_H, TXO_I32, win.strides[0], 0);
-    tx_opt_int(ex, o, TFL_DWCONV_DEPTH_MULTIPLIER, TXO_I32, O / C, 0);
-    tx_opt_int(ex, o, TFL_DWCONV_FUSED_ACTIVATION, TXO_I8, act, 0);
-    tx_opt_int(ex, o, TFL_DWCONV_DILATION_W, TXO_I32, win.dilations[1], 1);
-    tx_opt_int(ex, o, TFL_DWCONV_DILATION_H, TXO_I32, win.dilations[0], 1);
-  } else {
-    o->opt_type = TFL_OPT_Conv2DOptions;
-    tx_opt_int(ex, o, TFL_CONV2D_PADDING, TXO_I8, p.mode, 0);
-    tx_opt_int(ex, o, TFL_CONV2D_STRIDE_W, TXO_I32, win.strides[1], 0);
-    tx_opt_int(ex, o, TFL_CONV2D_STRIDE_H, TXO_I32, win.strides[0], 0);
-    tx_opt_int(ex, o, TFL_CONV2D_FUSED_ACTIVATION, TXO_I8, act, 0);
-    tx_opt_int(ex, o, TFL_CONV2D_DILATION_W, TXO_I32, win.dilations[1], 1);
-    tx_opt_int(ex, o, TFL_CONV2D_DILATION_H, TXO_I32, win.dilations[0], 1);
-  }
-  return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
 }
 
 /* ---- fully connected and batch matmul ----------------------------------------------- */
@@ -478,7 +295,7 @@ static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
   int32_t y = tx_out(ex, op, 0);
   if (a < 0 || y < 0 || wt_t < 0 || bt < 0)
     return QUILL_ERR_NOMEM;
-  int32_t dst = post ? temp_like(ex, y, "preact") : y;
+  int32_t dst = post ? tx_temp_like(ex, y, "preact") : y;
   int32_t ins[3] = {a, wt_t, bt};
   tx_op *o = tx_emit(ex, TFL_OP_FULLY_CONNECTED, 3, ins, 1, &dst);
   if (!o)
@@ -517,7 +334,7 @@ static quill_status emit_batch_matmul(tflite_exporter *ex, const quill_op *op,
   int32_t y = tx_out(ex, op, 0);
   if (ins[0] < 0 || ins[1] < 0 || y < 0)
     return QUILL_ERR_NOMEM;
-  int32_t dst = post ? temp_like(ex, y, "preact") : y;
+  int32_t dst = post ? tx_temp_like(ex, y, "preact") : y;
   tx_op *o = tx_emit(ex, TFL_OP_BATCH_MATMUL, 2, ins, 1, &dst);
   if (!o)
     return QUILL_ERR_NOMEM;
@@ -550,7 +367,7 @@ quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op) {
 }
 
 quill_status tx_write_matmul(tflite_exporter *ex, const quill_op *op) {
-  if (check_acc_i32(ex, op))
+  if (tx_check_acc_i32(ex, op))
     return QUILL_ERR_INVALID;
   quill_type *at = tx_in_type(ex, op, 0), *bt = tx_in_type(ex, op, 1);
   const quill_attr *w = tx_in_const(ex, op, 1);
@@ -646,9 +463,9 @@ static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
   if (ex->errors != e0)
     return QUILL_ERR_INVALID;
   const int64_t *xd = quill_type_dims(xt), *yd = quill_type_dims(yt);
-  padding p;
+  tx_padding p;
   int64_t hw[2] = {xd[2], xd[3]}, ohw[2] = {yd[2], yd[3]};
-  classify(hw, ohw, kernel, win, &p);
+  tx_classify_padding(hw, ohw, kernel, win, &p);
   if (avg && p.mode == TFL_PADDING_SAME && include_pad &&
       (p.before[0] || p.before[1] || p.after[0] || p.after[1]))
     p.explicit_pad = true, p.mode = TFL_PADDING_VALID; /* pad zeros, count them */
@@ -668,7 +485,7 @@ static quill_status emit_pool(tflite_exporter *ex, const quill_op *op,
     /* every window holds an input value (pads are smaller than the
      * kernel), so 0.0 padding cannot win over a non-negative input */
     bool use_low = !avg && !nonnegative(ex, tx_ein(ex, op, 0));
-    x = emit_spatial_pad(ex, x, &p, use_low, low);
+    x = tx_emit_spatial_pad(ex, x, &p, use_low, low);
     if (x < 0)
       return QUILL_ERR_NOMEM;
   }
@@ -689,7 +506,7 @@ quill_status tx_write_pool(tflite_exporter *ex, const quill_op *op) {
   int64_t kernel[2] = {1, 1};
   quill_op_attr_ints(op, "kernel_shape", kernel, 2);
   quill_window win;
-  read_window(op, quill_type_dims(tx_in_type(ex, op, 0)), kernel, &win);
+  tx_read_window(op, quill_type_dims(tx_in_type(ex, op, 0)), kernel, &win);
   bool avg = quill_op_opcode(op) == QUILL_OP_AVGPOOL;
   return emit_pool(ex, op, avg, kernel, &win,
                    quill_op_attr_int(op, "count_include_pad", 0) != 0);

@@ -49,8 +49,14 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
   int t0 = in_type(ex, o, 0), t1 = in_type(ex, o, 1), to = out_type(ex, o);
   bool i8 = t0 == TFL_INT8;
   switch (o->builtin) {
-  case TFL_OP_CONV_2D:
+  case TFL_OP_CONV_2D: {
+    /* grouped: the filter has fewer input channels than the input */
+    const tx_tensor *x = &ex->tensors[o->inputs[0]];
+    const tx_tensor *f = &ex->tensors[o->inputs[1]];
+    if (x->rank == 4 && f->rank == 4 && x->shape[3] != f->shape[3])
+      return 6;
     return t0 == TFL_INT8 && t1 == TFL_INT8 && to == TFL_INT8 ? 3 : 1;
+  }
   case TFL_OP_DEPTHWISE_CONV_2D:
     if (t0 == TFL_INT8 && t1 == TFL_INT8 && to == TFL_INT8)
       return 3;
@@ -117,6 +123,20 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
     return i8 ? 2 : 1;
   case TFL_OP_RELU:
     return i8 || t0 == TFL_UINT8 ? 2 : 1;
+  case TFL_OP_STRIDED_SLICE:
+    if (in_rank(ex, o, 0) > 4)
+      return 4;
+    return i8 ? 2 : 1;
+  case TFL_OP_SPLIT:
+    return in_type(ex, o, 1) == TFL_INT8 ? 2 : 1;
+  case TFL_OP_SPLIT_V:
+    return i8 ? 2 : 1;
+  case TFL_OP_TRANSPOSE_CONV:
+    if (opt(o, TFL_TCONV_FUSED_ACTIVATION) != TFL_ACT_NONE)
+      return 4;
+    if (o->nin == 4 && o->inputs[3] >= 0)
+      return 3;
+    return in_type(ex, o, 2) == TFL_INT8 ? 2 : 1;
   case TFL_OP_GATHER:
     if (t0 == TFL_INT16)
       return 4;
@@ -168,6 +188,7 @@ static const struct {
     {TFL_OP_AVERAGE_POOL_2D, 1, "1.5.0"}, {TFL_OP_AVERAGE_POOL_2D, 2, "1.14.0"},
     {TFL_OP_BATCH_MATMUL, 1, "2.3.0"},    {TFL_OP_BATCH_MATMUL, 2, "2.3.0"},
     {TFL_OP_CONV_2D, 1, "1.5.0"},         {TFL_OP_CONV_2D, 3, "1.14.0"},
+    {TFL_OP_CONV_2D, 6, "2.9.0"},
     {TFL_OP_DEPTHWISE_CONV_2D, 1, "1.5.0"},
     {TFL_OP_DEPTHWISE_CONV_2D, 2, "1.12.0"},
     {TFL_OP_DEPTHWISE_CONV_2D, 3, "1.14.0"},
@@ -222,6 +243,13 @@ static const struct {
     {TFL_OP_GELU, 1, "2.9.0"},            {TFL_OP_GELU, 2, "2.9.0"},
     {TFL_OP_GATHER, 1, "1.6.0"},          {TFL_OP_GATHER, 2, "1.14.0"},
     {TFL_OP_GATHER, 3, "1.15.0"},         {TFL_OP_GATHER, 4, "2.4.0"},
+    {TFL_OP_STRIDED_SLICE, 1, "1.6.0"},   {TFL_OP_STRIDED_SLICE, 2, "1.14.0"},
+    {TFL_OP_STRIDED_SLICE, 4, "2.2.0"},   {TFL_OP_SPLIT, 1, "1.5.0"},
+    {TFL_OP_SPLIT, 2, "1.14.0"},          {TFL_OP_SPLIT_V, 1, "1.13.1"},
+    {TFL_OP_SPLIT_V, 2, "2.3.0"},         {TFL_OP_TRANSPOSE_CONV, 1, "1.9.0"},
+    {TFL_OP_TRANSPOSE_CONV, 2, "2.2.0"},  {TFL_OP_TRANSPOSE_CONV, 3, "2.3.0"},
+    {TFL_OP_TRANSPOSE_CONV, 4, "2.13.0"}, {TFL_OP_SQUARED_DIFFERENCE, 1, "1.13.1"},
+    {TFL_OP_RSQRT, 1, "1.10.0"},
 };
 
 const char *tx_min_runtime(int32_t builtin, int version) {

@@ -28,8 +28,12 @@ parameters are exactly Quill's):
   single ops, int8 QDQ form    add, sub, mul, mean, softmax, logistic,
                                tanh, hard_swish, relu, relu6, resize
                                bilinear, concatenation with rescale
-  single ops, float            every builtin above in float, and
-                               layer_norm (decomposed: no builtin)
+  single ops, float            every builtin above in float
+  shape and conv ops           STRIDED_SLICE, SPLIT / SPLIT_V, GATHER, grouped
+                               CONV_2D, TRANSPOSE_CONV (float, folded QDQ,
+                               cropped), batch_norm as MUL + ADD (float and
+                               between dequantize/quantize): shape_conv_ops(),
+                               with a generator of its own
   resnet18_int8                ResNet-18 (torchvision layout) on 1x3x64x64:
                                integer convolutions, QDQ residual adds
   mobilenetv2_int8             MobileNetV2 on 1x3x64x64: integer 1x1 and
@@ -541,8 +545,11 @@ def single_ops(rng):
         qt(0.1, 0), "SUB int8, broadcast", nin=2)
     qdq("mul_qdq", "mul %s, %s", [[1, 4, 5, 5]] * 2, [1, 4, 5, 5], qt(0.08, 0),
         "MUL int8", nin=2)
+    # reduce_mean is not folded into an int8 MEAN (op_table.c): DEQUANTIZE,
+    # float MEAN, QUANTIZE compute what the reference interpreter does
     qdq("mean_qdq", "reduce_mean %s {axes = [2, 3], keepdims = 1}", [[1, 6, 5, 5]],
-        [1, 6, 1, 1], qt(0.03, -2), "MEAN int8 (rescaling)")
+        [1, 6, 1, 1], qt(0.03, -2), "MEAN float between DEQUANTIZE and QUANTIZE",
+        lsb=0)
     qdq("softmax_qdq", "softmax %s {axis = -1}", [[2, 10]], [2, 10],
         qt(1.0 / 256, -128), "SOFTMAX int8")
     qdq("logistic_qdq", "sigmoid %s", [[1, 4, 3, 3]], [1, 4, 3, 3],
@@ -660,19 +667,266 @@ def float_ops(rng):
     ty = tensor([1, 6, 3, 3], "f32")
     g.ret(g.op("concat %s, %s {axis = 1}" % (a, b), ty), ty)
     out.append(("concat_f32", (0, 0), True, g.text(), "float"))
-    # layer_norm: no builtin, written as MEAN/SUB/MUL/MEAN/ADD/SQRT/DIV/MUL/
-    # ADD in float32 (targets/tflite/ops_norm.c); its own generator, so the
-    # models above and below keep their weights.
-    lrng = np.random.default_rng(77)
-    g = Graph("layer_norm_f32")
-    x = g.arg("x", tensor([2, 3, 8], "f32"))
-    s = g.const((lrng.uniform(0.5, 1.5, [8])).astype(F32), tensor([8], "f32"))
-    b = g.const((lrng.uniform(-0.5, 0.5, [8])).astype(F32), tensor([8], "f32"))
-    ty = tensor([2, 3, 8], "f32")
-    g.ret(g.op("layer_norm %s, %s, %s {axis = -1, epsilon = 1e-05}" % (x, s, b),
+    return out
+
+
+def shape_conv_ops(rng):
+    """Single-op models of slice, split, gather, grouped and transposed
+    convolution and batch_norm (a generator of their own, so the models
+    above keep their random data): (name, bounds, armnn, text, what)."""
+    out = []
+    sx, zx = 0.05, -3
+    X = qt(sx, zx)
+
+    def add(name, lsb, g, what, armnn=False, opt=None):
+        out.append((name, (lsb, lsb if opt is None else opt), armnn, g.text(),
+                    what))
+
+    def weights(shape):
+        return rng.standard_normal(shape).astype(F32) * 0.3
+
+    def nhwc_conv(g, x, c, ty):
+        """A 1x1 float conv2d, so that what follows it is NHWC."""
+        w = g.const(weights([c, c, 1, 1]), tensor([c, c, 1, 1], "f32"))
+        return g.op("conv2d %s, %s" % (x, w), ty)
+
+    def one(name, elem, in_shape, body, out_shape, what, lsb=0, pre=False):
+        g = Graph(name)
+        x = g.arg("x", tensor(in_shape, elem))
+        if pre:
+            x = nhwc_conv(g, x, in_shape[1], tensor(in_shape, elem))
+        ty = tensor(out_shape, elem)
+        g.ret(g.op(body % x, ty), ty)
+        add(name, lsb, g, what)
+
+    # slice -> STRIDED_SLICE (shufflenet's channel halves, vit's tokens)
+    one("slice_nhwc_f32", "f32", [1, 8, 5, 5],
+        "slice %s {starts = [4], ends = [8], axes = [1]}", [1, 4, 5, 5],
+        "STRIDED_SLICE of the channels of an NHWC value", pre=True)
+    one("slice_steps_f32", "f32", [1, 8, 6, 7],
+        "slice %s {starts = [-1, 1, 0], ends = [-100, 6, 2], axes = [3, 2, 1], "
+        "steps = [-2, 2, 1]}", [1, 2, 3, 4],
+        "STRIDED_SLICE, negative step to the front (end_mask), NHWC", pre=True)
+    one("slice_tokens_f32", "f32", [1, 17, 16],
+        "slice %s {starts = [1], ends = [9223372036854775807], axes = [1]}",
+        [1, 16, 16], "STRIDED_SLICE of tokens 1.. (3-D, native layout)")
+    one("slice_int8", "!quant.uniform<i8:f32, 0.05:-3>", [1, 4, 6, 6],
+        "slice %s {starts = [1, 0, 1], ends = [3, 6, 5], axes = [1, 2, 3], "
+        "steps = [1, 2, 3]}", [1, 2, 3, 2], "STRIDED_SLICE int8")
+    # split -> SPLIT (equal parts) / SPLIT_V
+    for name, elem, sizes, what in (
+            ("split_f32", "f32", (4, 4), "SPLIT into equal channel halves, NHWC"),
+            ("split_v_int8", X, (3, 5), "SPLIT_V int8 (3 + 5 channels)")):
+        g = Graph(name)
+        x = g.arg("x", tensor([1, 8, 4, 4], elem))
+        outs = ["%%p%d" % i for i in range(len(sizes))]
+        tys = [tensor([1, c, 4, 4], elem) for c in sizes]
+        g.lines.append("  %s = split %s {axis = 1} : %s" %
+                       (", ".join(outs), x, ", ".join(tys)))
+        for v, t in zip(outs, tys):
+            g.ret(v, t)
+        add(name, 0, g, what)
+    # gather -> GATHER (vit's class token; constant indices, one negative)
+    for name, elem, idx, shape, oshape, what in (
+            ("gather_f32", "f32", np.array(0, np.int64), [1, 5, 6], [1, 6],
+             "GATHER of token 0 (scalar index)"),
+            ("gather_int8", X, np.array([2, -1], np.int64), [1, 5, 6], [1, 2, 6],
+             "GATHER int8, a negative index normalized")):
+        g = Graph(name)
+        x = g.arg("x", tensor(shape, elem))
+        i = g.const(idx, tensor(list(idx.shape), "i64"))
+        ty = tensor(oshape, elem)
+        g.ret(g.op("gather %s, %s {axis = 1}" % (x, i), ty), ty)
+        add(name, 0, g, what)
+
+    # grouped convolution (regnet: group 2) -> CONV_2D, filter of C/group
+    net = Net("conv2d_group2_int8", (1, 8, 6, 6), rng)
+    y = net.conv(net.x, 6, 3, pad=[1, 1, 1, 1], group=2, act="relu")
+    net.g.ret(y[0], tensor(y[1].shape, qt(y[2], y[3])))
+    add("conv2d_group2_int8", 0, net.g, "grouped CONV_2D int8 (group 2)",
+        opt=1)
+    g = Graph("conv2d_group4_f32")
+    x = g.arg("x", tensor([1, 8, 7, 7], "f32"))
+    w = g.const(weights([12, 2, 3, 3]), tensor([12, 2, 3, 3], "f32"))
+    b = g.const(weights([12]), tensor([12], "f32"))
+    ty = tensor([1, 12, 4, 4], "f32")
+    g.ret(g.op('conv2d %s, %s, %s {strides = [2, 2], pads = [1, 1, 1, 1], '
+               'group = 4}' % (x, w, b), ty), ty)
+    add("conv2d_group4_f32", 0, g, "grouped CONV_2D (group 4, stride 2)")
+
+    # conv_transpose2d -> TRANSPOSE_CONV (PP-OCR det's 2x up-sampling)
+    for name, xs, ws, attrs, ys, what in (
+            ("conv_transpose_f32", [1, 4, 5, 5], [4, 3, 2, 2], "strides = [2, 2]",
+             [1, 3, 10, 10], "TRANSPOSE_CONV stride 2, VALID"),
+            ("conv_transpose_same_f32", [1, 4, 5, 5], [4, 3, 4, 4],
+             "strides = [2, 2], pads = [1, 1, 1, 1]", [1, 3, 10, 10],
+             "TRANSPOSE_CONV stride 2, SAME"),
+            ("conv_transpose_crop_f32", [1, 4, 5, 5], [4, 2, 3, 3],
+             "strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]",
+             [1, 2, 10, 10], "TRANSPOSE_CONV VALID + STRIDED_SLICE (ONNX pads)")):
+        g = Graph(name)
+        x = g.arg("x", tensor(xs, "f32"))
+        w = g.const(weights(ws), tensor(ws, "f32"))
+        b = g.const(weights([ws[1]]), tensor([ws[1]], "f32"))
+        ty = tensor(ys, "f32")
+        g.ret(g.op("conv_transpose2d %s, %s, %s {%s}" % (x, w, b, attrs), ty), ty)
+        add(name, 0, g, what)
+    # int8 (QDQ, folded): TFLite accumulates in int32 and requantizes in
+    # fixed point where Quill's reference form computes the float op on the
+    # dequantized values and rounds once: 1 step apart where the exact
+    # value lies next to a rounding boundary.
+    g = Graph("conv_transpose_qdq")
+    x = g.arg("x", tensor([1, 4, 5, 5], X))
+    wf = rng.standard_normal((4, 3, 2, 2)) * 0.3
+    wq, wsc = weight_params(wf, 1)
+    bq = rng.integers(-300, 300, 3).astype(np.int32)
+    wv = g.const(wq, tensor([4, 3, 2, 2], qt_axis(wsc, 1)))
+    bty = "!quant.uniform<i32:f32:0, {%s}>" % ", ".join(
+        "%r:0" % (f32(sx) * f32(v)) for v in wsc)
+    bv = g.const(bq, tensor([3], bty))
+    dx = g.op("dequantize %s" % x, tensor([1, 4, 5, 5], "f32"))
+    dw = g.op("dequantize %s" % wv, tensor([4, 3, 2, 2], "f32"))
+    db = g.op("dequantize %s" % bv, tensor([3], "f32"))
+    r = g.op("conv_transpose2d %s, %s, %s {strides = [2, 2]}" % (dx, dw, db),
+             tensor([1, 3, 10, 10], "f32"))
+    ty = tensor([1, 3, 10, 10], qt(0.04, 2))
+    g.ret(g.op('quantize %s {rounding = "tflite"}' % r, ty), ty)
+    add("conv_transpose_qdq", 1, g, "TRANSPOSE_CONV int8 (folded QDQ)")
+
+    # batch_norm with no conv before it -> MUL + ADD, bit-exact
+    def bn(g, x, c, shape):
+        ps = [g.const(a.astype(F32), tensor([c], "f32")) for a in (
+            rng.standard_normal(c), rng.standard_normal(c) * 0.1,
+            rng.standard_normal(c) * 0.2, rng.uniform(0.5, 2.0, c))]
+        return g.op("batch_norm %s, %s, %s, %s, %s {epsilon = 0.001}" %
+                    ((x,) + tuple(ps)), tensor(shape, "f32"))
+
+    g = Graph("batch_norm_f32")
+    x = g.arg("x", tensor([1, 4, 5, 5], "f32"))
+    g.ret(bn(g, x, 4, [1, 4, 5, 5]), tensor([1, 4, 5, 5], "f32"))
+    add("batch_norm_f32", 0, g, "batch_norm as MUL + ADD (NCHW constants)")
+    g = Graph("batch_norm_nhwc_f32")
+    x = g.arg("x", tensor([1, 4, 5, 5], "f32"))
+    c = nhwc_conv(g, x, 4, tensor([1, 4, 5, 5], "f32"))
+    g.ret(bn(g, c, 4, [1, 4, 5, 5]), tensor([1, 4, 5, 5], "f32"))
+    add("batch_norm_nhwc_f32", 0, g, "batch_norm as MUL + ADD after a conv (NHWC)")
+    g = Graph("batch_norm_qdq")
+    x = g.arg("x", tensor([1, 4, 5, 5], X))
+    d = g.op("dequantize %s" % x, tensor([1, 4, 5, 5], "f32"))
+    ty = tensor([1, 4, 5, 5], qt(0.06, 1))
+    g.ret(g.op('quantize %s {rounding = "tflite"}' % bn(g, d, 4, [1, 4, 5, 5]),
                ty), ty)
-    out.append(("layer_norm_f32", (0, 0), False, g.text(),
-                "float, layer_norm decomposed (no builtin)"))
+    add("batch_norm_qdq", 0, g, "batch_norm between dequantize and quantize: "
+        "DEQUANTIZE, MUL, ADD, QUANTIZE")
+    return out
+
+
+def activation_ops(rng):
+    """LEAKY_RELU, PRELU, BATCH_MATMUL (activation x activation), RESIZE
+    variants, layer_norm, float and int8 (folded QDQ), with a generator of
+    their own:
+    (name, bounds, armnn, text, what). The int8 ones are QDQ reference
+    form: TFLite requantizes in fixed point where Quill computes the float
+    op on dequantized values and rounds once, so they may be 1 step apart
+    next to a rounding boundary (bound 1)."""
+    out = []
+    sx, zx = 0.05, -3
+
+    def add(name, lsb, g, what):
+        out.append((name, (lsb, lsb), False, g.text(), what))
+
+    def model(name, body, shape, out_shape, what, out_q=None, consts=(),
+              nin=1, lsb=0):
+        g = Graph(name)
+        xs = []
+        for i in range(nin):
+            if out_q:
+                xi = g.arg("x%d" % i, tensor(shape[i], qt(sx * (1 + i), zx + 5 * i)))
+                xs.append(g.op("dequantize %s" % xi, tensor(shape[i], "f32")))
+            else:
+                xs.append(g.arg("x%d" % i, tensor(shape[i], "f32")))
+        cs = [c(g) for c in consts]
+        r = g.op(body % tuple(xs + cs), tensor(out_shape, "f32"))
+        if out_q:
+            ty = tensor(out_shape, out_q)
+            r = g.op('quantize %s {rounding = "tflite"}' % r, ty)
+            g.ret(r, ty)
+        else:
+            g.ret(r, tensor(out_shape, "f32"))
+        add(name, lsb, g, what)
+
+    def slope_f32(g):
+        return g.const((rng.standard_normal((4, 1, 1)) * 0.3).astype(F32),
+                       tensor([4, 1, 1], "f32"))
+
+    def slope_q(g):
+        q = np.clip(np.round(rng.standard_normal((4, 1, 1)) * 40), -127,
+                    127).astype(np.int8)
+        ty = tensor([4, 1, 1], "!quant.uniform<i8<-127:127>:f32, 0.0078125:0>")
+        c = g.const(q, ty)
+        return g.op("dequantize %s" % c, tensor([4, 1, 1], "f32"))
+
+    s4 = [[1, 4, 5, 5]]
+    model("leaky_relu_f32", "leaky_relu %s {alpha = 0.1}", s4, [1, 4, 5, 5],
+          "LEAKY_RELU")
+    model("leaky_relu_qdq", "leaky_relu %s {alpha = 0.1}", s4, [1, 4, 5, 5],
+          "LEAKY_RELU int8", out_q=qt(0.04, -20), lsb=1)
+    model("prelu_f32", "prelu %s, %s", s4, [1, 4, 5, 5],
+          "PRELU, per-channel slope", consts=[slope_f32])
+    model("prelu_qdq", "prelu %s, %s", s4, [1, 4, 5, 5],
+          "PRELU int8, per-channel int8 slope", out_q=qt(0.04, -20),
+          consts=[slope_q], lsb=1)
+    model("batch_matmul_qdq", "matmul %s, %s", [[2, 3, 4], [2, 4, 5]], [2, 3, 5],
+          "BATCH_MATMUL int8, activation x activation (attention)",
+          out_q=qt(0.1, 3), nin=2, lsb=1)
+    model("batch_matmul_4d_f32", "matmul %s, %s", [[1, 2, 6, 8], [1, 2, 8, 6]],
+          [1, 2, 6, 6], "BATCH_MATMUL, 4-D (heads)", nin=2)
+    for name, attrs, shape, oshape in (
+            ("resize_bilinear_align_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "align_corners"',
+             [1, 2, 4, 5], [1, 2, 7, 9]),
+            ("resize_bilinear_asym_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "asymmetric"',
+             [1, 2, 4, 4], [1, 2, 8, 8]),
+            ("resize_bilinear_pytorch_f32", 'mode = "linear", '
+             'coordinate_transformation_mode = "pytorch_half_pixel"',
+             [1, 2, 3, 5], [1, 2, 6, 10]),
+            ("resize_nearest_half_f32", 'mode = "nearest", '
+             'coordinate_transformation_mode = "half_pixel", '
+             'nearest_mode = "round_prefer_ceil"', [1, 2, 3, 3], [1, 2, 6, 6]),
+            ("resize_nearest_align_f32", 'mode = "nearest", '
+             'coordinate_transformation_mode = "align_corners", '
+             'nearest_mode = "round_prefer_ceil"', [1, 2, 3, 3], [1, 2, 7, 7])):
+        model(name, "resize %%s {%s}" % attrs, [shape], oshape,
+              "RESIZE, " + attrs.replace('"', ""))
+    # GELU (convnext's exact form, and the tanh approximation): TFLite's
+    # int8 GELU is a table of its own float function, rounded once
+    for form in ("none", "tanh"):
+        model("gelu_%s_f32" % form, 'gelu %%s {approximate = "%s"}' % form, s4,
+              [1, 4, 5, 5], "GELU, approximate = %s" % form)
+        model("gelu_%s_qdq" % form, 'gelu %%s {approximate = "%s"}' % form, s4,
+              [1, 4, 5, 5], "GELU int8, approximate = %s" % form,
+              out_q=qt(0.03, -110), lsb=1)
+    # layer_norm as MEAN, SQUARED_DIFFERENCE, RSQRT, ...: f32 steps where
+    # the reference accumulates in double (about 1e-6 relative apart)
+    def gamma(g):
+        return g.const((1 + rng.standard_normal(16) * 0.2).astype(F32),
+                       tensor([16], "f32"))
+
+    def beta(g):
+        return g.const((rng.standard_normal(16) * 0.1).astype(F32),
+                       tensor([16], "f32"))
+
+    model("layer_norm_f32", "layer_norm %s, %s, %s {axis = -1, epsilon = 0.00001}",
+          [[1, 7, 16]], [1, 7, 16], "layer_norm as MEAN, SQUARED_DIFFERENCE, "
+          "RSQRT, SUB, MUL, ADD", consts=[gamma, beta])
+    model("layer_norm_qdq", "layer_norm %s, %s, %s {axis = -1, epsilon = 0.00001}",
+          [[1, 7, 16]], [1, 7, 16], "layer_norm float between DEQUANTIZE and "
+          "QUANTIZE", out_q=qt(0.03, 1), consts=[gamma, beta], lsb=1)
+    model("resize_bilinear_align_qdq", 'resize %s {mode = "linear", '
+          'coordinate_transformation_mode = "align_corners"}', [[1, 2, 4, 4]],
+          [1, 2, 7, 7], "RESIZE_BILINEAR int8 align_corners", out_q=qt(sx, zx),
+          lsb=1)
     return out
 
 
@@ -688,6 +942,8 @@ def main():
                    "ResNet-18, integer IR (qconv2d, qadd, pooling, qmatmul)"))
     models.append(("mobilenetv2_int8", (0, 24), True, mobilenetv2(rng).text(),
                    "MobileNetV2, integer IR (qconv2d incl. depthwise, qadd)"))
+    models += shape_conv_ops(np.random.default_rng(4321))
+    models += activation_ops(np.random.default_rng(5678))
     with open(os.path.join(outdir, "manifest.txt"), "w") as man:
         for name, lsb, armnn, text, what in models:
             if only and name not in only:
