@@ -63,6 +63,7 @@ typedef struct rnn {
   bool batch_first;     /* layout 1 */
   bool lbr;             /* GRU linear_before_reset */
   quill_type *elem;
+  quill_value *h0, *c0; /* initial_h, initial_c as [dirs, batch, hid] */
   rnn_act act[2][3];    /* per direction: f, g, h */
 } rnn;
 
@@ -147,9 +148,12 @@ static quill_status concat(rnn *r, unsigned k, quill_value *const *xs,
     *out = xs[0];
     return QUILL_OK;
   }
-  quill_shape s;
+  quill_shape s, si;
   onnx_shape(xs[0], &s);
-  s.dims[axis] *= k;
+  for (unsigned i = 1; i < k; i++) {
+    onnx_shape(xs[i], &si);
+    s.dims[axis] += si.dims[axis];
+  }
   quill_named_attr a = onnx_nattr_int(r->im, "axis", axis);
   return emit(r, QUILL_OP_CONCAT, k, xs, s.rank, s.dims, 1, &a, out);
 }
@@ -358,6 +362,8 @@ static quill_status read_node(rnn *r) {
   int64_t G = r->gates, H = r->hid, nd = r->ndir;
   int64_t wd[3] = {nd, G * H, r->in}, rd[3] = {nd, G * H, H};
   int64_t bd[2] = {nd, 2 * G * H}, hd[3] = {nd, r->batch, H};
+  if (r->batch_first)
+    hd[0] = r->batch, hd[1] = nd;
   int64_t pd[2] = {nd, 3 * H};
   if (check_operand(r, 1, "W", 3, wd) || check_operand(r, 2, "R", 3, rd) ||
       check_operand(r, 3, "B", 2, bd) ||
@@ -521,10 +527,8 @@ static quill_status run_dir(rnn *r, unsigned dir, quill_value *x2, bool want_y,
   if ((v = onnx_opt_input(n, 3)) &&
       (take_dir(r, v, dir, &v) || input_bias(r, v, &d, &xb)))
     return QUILL_ERR_INVALID;
-  if ((v = onnx_opt_input(n, 5)) && take_dir(r, v, dir, &d.H))
-    return QUILL_ERR_INVALID;
-  if (r->kind == RNN_LSTM && (v = onnx_opt_input(n, 6)) &&
-      take_dir(r, v, dir, &d.C))
+  if ((r->h0 && take_dir(r, r->h0, dir, &d.H)) ||
+      (r->c0 && take_dir(r, r->c0, dir, &d.C)))
     return QUILL_ERR_INVALID;
   if (r->kind == RNN_LSTM && (v = onnx_opt_input(n, 7))) {
     if (take_dir(r, v, dir, &v))
@@ -579,7 +583,12 @@ quill_status onnx_import_rnn(onnx_importer *im, const onnx_node *n) {
   quill_value *x = n->in[0], *x2;
   static const int64_t swap01[3] = {1, 0, 2};
   int64_t d2[2] = {r.seq * r.batch, r.in};
-  if ((layout && transpose(&r, x, 3, swap01, &x)) || reshape(&r, x, 2, d2, &x2))
+  r.h0 = onnx_opt_input(n, 5);
+  r.c0 = r.kind == RNN_LSTM ? onnx_opt_input(n, 6) : NULL;
+  if ((layout && transpose(&r, x, 3, swap01, &x)) ||
+      reshape(&r, x, 2, d2, &x2) ||
+      (layout && r.h0 && transpose(&r, r.h0, 3, swap01, &r.h0)) ||
+      (layout && r.c0 && transpose(&r, r.c0, 3, swap01, &r.c0)))
     return QUILL_ERR_INVALID;
   bool want_y = onnx_output_used(im, n, 0);
   quill_value *y[2] = {0}, *yh[2] = {0}, *yc[2] = {0}, *out;
