@@ -11,21 +11,23 @@
  *   xb = Wb[d] + Rb[d] (GRU: not Rb_h        constants: they stay weights)
  *        when linear_before_reset)
  *   XP = gemm(reshape(X, [seq*batch, in]), W[d]^T, xb)    [seq*batch, G*hid]
- *   xp_0 .. xp_{seq-1} = split(XP, axis 0)                [batch, G*hid] each
+ *   xp_0 .. xp_{seq-1} = slices of XP's rows              [batch, G*hid] each
  *
  * then one step per time t (t descending for the reverse direction), from
  * H = initial_h[d] and C = initial_c[d] (absent or all-zero: no term):
  *
  *   RNN   H = f(xp_t + H R^T)
- *   LSTM  i, o, f, c = split(xp_t + H R^T)     (+ P_i*C, P_f*C, P_o*C' with
+ *   LSTM  i, o, f, c = slices(xp_t + H R^T)    (+ P_i*C, P_f*C, P_o*C' with
  *         C' = sigmoid(f)*C + sigmoid(i)*g(c)   peepholes; f, g, h are the
  *         H  = sigmoid(o) * h(C')               `activations`)
- *   GRU   zr, xh = split(xp_t)
- *         z, r = split(f(zr + H R_zr^T))
+ *   GRU   zr, xh = slices(xp_t)
+ *         z, r = slices(f(zr + H R_zr^T))
  *         h~ = g(xh + (r*H) R_h^T)          (linear_before_reset = 0)
  *         h~ = g(xh + r*(H R_h^T + Rb_h))   (linear_before_reset = 1)
  *         H  = h~ + z*(H - h~)               (= (1-z)*h~ + z*H)
  *
+ * Slices rather than split ops cut the gates apart: the quantizer keeps a
+ * split (several results) float, a slice shares its operand's parameters.
  * The outputs are concatenations of the steps: Y [seq, dirs, batch, hid]
  * (only when used), Y_h and Y_c [dirs, batch, hid]; layout 1 (batch first)
  * transposes X in and the outputs out.
@@ -119,27 +121,20 @@ static quill_status reshape(rnn *r, quill_value *x, unsigned rank,
   return onnx_reshape_value(r->im, &r->n, x, &s, out);
 }
 
-/* x split along `axis` into `parts` equal pieces. */
-static quill_status split(rnn *r, quill_value *x, int64_t axis,
-                          unsigned parts, quill_value **outs) {
+/* x cut along `axis` into `parts` equal pieces, one slice each: the
+ * quantizer keeps a multi-result split float (dequantize, split, quantize)
+ * while a slice stays quantized with its operand's parameters. */
+static quill_status cut(rnn *r, quill_value *x, int64_t axis,
+                       unsigned parts, quill_value **outs) {
+  int64_t len = quill_type_dim(quill_value_type(x), (unsigned)axis) / parts;
   if (parts == 1) {
     outs[0] = x;
     return QUILL_OK;
   }
-  quill_shape s;
-  onnx_shape(x, &s);
-  s.dims[axis] /= parts;
-  quill_type *t = onnx_type(r->im, &s, r->elem);
-  quill_type **types = quill_calloc(r->im->ctx, parts, sizeof *types);
-  if (!types)
-    return QUILL_ERR_NOMEM;
   for (unsigned i = 0; i < parts; i++)
-    types[i] = t;
-  quill_named_attr a = onnx_nattr_int(r->im, "axis", axis);
-  onnx_emit_args args = {QUILL_OP_SPLIT, 1, &x, parts, types, 1, &a};
-  quill_status st = onnx_emit(r->im, &r->n, &args, outs);
-  quill_free(r->im->ctx, types, parts * sizeof *types);
-  return st;
+    if (slice(r, x, axis, i * len, (i + 1) * len, &outs[i]))
+      return QUILL_ERR_INVALID;
+  return QUILL_OK;
 }
 
 static quill_status concat(rnn *r, unsigned k, quill_value *const *xs,
@@ -429,7 +424,7 @@ static quill_status step_lstm(rnn *r, rnn_dir *d, quill_value *xp) {
                binary(r, QUILL_OP_ADD, xp, hr, &pre)))
     return QUILL_ERR_INVALID;
   /* g = i, o, f, c */
-  if (split(r, pre, 1, 4, g) || peephole(r, d->P[0], d->C, &g[0]) ||
+  if (cut(r, pre, 1, 4, g) || peephole(r, d->P[0], d->C, &g[0]) ||
       peephole(r, d->P[2], d->C, &g[2]) || activate(r, &d->act[0], g[0], &g[0]) ||
       activate(r, &d->act[0], g[2], &g[2]) ||
       activate(r, &d->act[1], g[3], &g[3]) ||
@@ -458,7 +453,7 @@ static quill_status step_gru(rnn *r, rnn_dir *d, quill_value *xp) {
   if (d->H && (gemm_bt(r, d->H, d->R, NULL, &hr) ||
                binary(r, QUILL_OP_ADD, zr, hr, &zr)))
     return QUILL_ERR_INVALID;
-  if (activate(r, &d->act[0], zr, &zr) || split(r, zr, 1, 2, zrs))
+  if (activate(r, &d->act[0], zr, &zr) || cut(r, zr, 1, 2, zrs))
     return QUILL_ERR_INVALID;
   if (!r->lbr && d->H) {
     if (binary(r, QUILL_OP_MUL, zrs[1], d->H, &t) ||
@@ -545,7 +540,7 @@ static quill_status run_dir(rnn *r, unsigned dir, quill_value *x2, bool want_y,
   quill_value **xs = quill_calloc(ctx, (size_t)S, sizeof *xs);
   quill_value **hs = quill_calloc(ctx, (size_t)S, sizeof *hs);
   quill_status st = xs && hs ? QUILL_OK : QUILL_ERR_NOMEM;
-  if (!st && (gemm_bt(r, x2, w, xb, &xp) || split(r, xp, 0, (unsigned)S, xs)))
+  if (!st && (gemm_bt(r, x2, w, xb, &xp) || cut(r, xp, 0, (unsigned)S, xs)))
     st = QUILL_ERR_INVALID;
   bool rev = r->reverse || dir == 1;
   for (int64_t k = 0; !st && k < S; k++) {
