@@ -17,9 +17,10 @@
  * H = initial_h[d] and C = initial_c[d] (absent or all-zero: no term):
  *
  *   RNN   H = f(xp_t + H R^T)
- *   LSTM  i, o, f, c = slices(xp_t + H R^T)    (+ P_i*C, P_f*C, P_o*C' with
- *         C' = sigmoid(f)*C + sigmoid(i)*g(c)   peepholes; f, g, h are the
- *         H  = sigmoid(o) * h(C')               `activations`)
+ *   LSTM  iof, c = slices(xp_t + H R^T)         (+ P_i*C, P_f*C, P_o*C'
+ *         i, o, f = slices(f(iof))               on each gate with
+ *         C' = f*C + i*g(c),  H = o * h(C')      peepholes; f, g, h are
+ *                                                the `activations`)
  *   GRU   zr, xh = slices(xp_t)
  *         z, r = slices(f(zr + H R_zr^T))
  *         h~ = g(xh + (r*H) R_h^T)          (linear_before_reset = 0)
@@ -419,23 +420,37 @@ static quill_status peephole(rnn *r, quill_value *p, quill_value *c,
 }
 
 static quill_status step_lstm(rnn *r, rnn_dir *d, quill_value *xp) {
-  quill_value *pre = xp, *hr, *g[4], *cn, *ig, *fc, *hc;
+  int64_t H = r->hid;
+  quill_value *pre = xp, *hr, *g[4], *iof, *cn, *ig, *fc, *hc;
+  bool peep = d->P[0] != NULL;
   if (d->H && (gemm_bt(r, d->H, d->R, NULL, &hr) ||
                binary(r, QUILL_OP_ADD, xp, hr, &pre)))
     return QUILL_ERR_INVALID;
-  /* g = i, o, f, c */
-  if (cut(r, pre, 1, 4, g) || peephole(r, d->P[0], d->C, &g[0]) ||
-      peephole(r, d->P[2], d->C, &g[2]) || activate(r, &d->act[0], g[0], &g[0]) ||
-      activate(r, &d->act[0], g[2], &g[2]) ||
-      activate(r, &d->act[1], g[3], &g[3]) ||
+  /* g = i, o, f, c; without peepholes, i, o and f (adjacent) go through
+   * f() as one tensor (one activation instead of three) */
+  if (!peep && (slice(r, pre, 1, 0, 3 * H, &iof) ||
+                slice(r, pre, 1, 3 * H, 4 * H, &g[3]) ||
+                activate(r, &d->act[0], iof, &iof) ||
+                slice(r, iof, 1, 0, H, &g[0]) ||
+                slice(r, iof, 1, H, 2 * H, &g[1]) ||
+                (d->C && slice(r, iof, 1, 2 * H, 3 * H, &g[2]))))
+    return QUILL_ERR_INVALID;
+  if (peep && (cut(r, pre, 1, 4, g) || peephole(r, d->P[0], d->C, &g[0]) ||
+               peephole(r, d->P[2], d->C, &g[2]) ||
+               activate(r, &d->act[0], g[0], &g[0]) ||
+               activate(r, &d->act[0], g[2], &g[2])))
+    return QUILL_ERR_INVALID;
+  if (activate(r, &d->act[1], g[3], &g[3]) ||
       binary(r, QUILL_OP_MUL, g[0], g[3], &ig))
     return QUILL_ERR_INVALID;
   cn = ig;
   if (d->C && (binary(r, QUILL_OP_MUL, g[2], d->C, &fc) ||
                binary(r, QUILL_OP_ADD, fc, ig, &cn)))
     return QUILL_ERR_INVALID;
-  if (peephole(r, d->P[1], cn, &g[1]) || activate(r, &d->act[0], g[1], &g[1]) ||
-      activate(r, &d->act[2], cn, &hc) ||
+  if (peep && (peephole(r, d->P[1], cn, &g[1]) ||
+               activate(r, &d->act[0], g[1], &g[1])))
+    return QUILL_ERR_INVALID;
+  if (activate(r, &d->act[2], cn, &hc) ||
       binary(r, QUILL_OP_MUL, g[1], hc, &d->H))
     return QUILL_ERR_INVALID;
   d->C = cn;
