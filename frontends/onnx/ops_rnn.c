@@ -293,6 +293,28 @@ static quill_status check_operand(rnn *r, unsigned i, const char *what,
   return st;
 }
 
+/* sequence_lens (a constant) must give every batch entry the full length. */
+static quill_status check_seq_lens(rnn *r) {
+  size_t nb = (size_t)r->batch;
+  int64_t *lens = quill_calloc(r->im->ctx, nb, sizeof *lens), nl, bad = -1;
+  if (!lens)
+    return QUILL_ERR_NOMEM;
+  quill_status st = onnx_const_ints(r->im, &r->n, 4, lens, nb, &nl);
+  for (int64_t b = 0; !st && b < nl && bad < 0; b++)
+    if (lens[b] != r->seq)
+      bad = b;
+  if (!st && nl != r->batch)
+    st = onnx_error(r->im, &r->n, "input sequence_lens has %lld entries for "
+                                  "a batch of %lld",
+                    (long long)nl, (long long)r->batch);
+  else if (!st && bad >= 0)
+    st = onnx_error(r->im, &r->n, "sequence_lens[%lld] = %lld: only the "
+                                  "full length (%lld) is supported",
+                    (long long)bad, (long long)lens[bad], (long long)r->seq);
+  quill_free(r->im->ctx, lens, nb * sizeof *lens);
+  return st;
+}
+
 /* Attributes, shapes and sequence_lens. */
 static quill_status read_node(rnn *r) {
   onnx_importer *im = r->im;
@@ -367,24 +389,8 @@ static quill_status read_node(rnn *r) {
       (r->kind == RNN_LSTM && (check_operand(r, 6, "initial_c", 3, hd) ||
                                check_operand(r, 7, "P", 2, pd))))
     return QUILL_ERR_INVALID;
-  if (onnx_opt_input(n, 4)) {
-    int64_t lens[64], nl;
-    if (r->batch > 64)
-      return onnx_error(im, n, "input sequence_lens is supported up to a "
-                               "batch of 64");
-    if (onnx_const_ints(im, n, 4, lens, 64, &nl))
-      return QUILL_ERR_INVALID;
-    if (nl != r->batch)
-      return onnx_error(im, n, "input sequence_lens has %lld entries for a "
-                               "batch of %lld",
-                        (long long)nl, (long long)r->batch);
-    for (int64_t b = 0; b < nl; b++)
-      if (lens[b] != r->seq)
-        return onnx_error(im, n, "sequence_lens[%lld] = %lld: only the full "
-                                 "length (%lld) is supported",
-                          (long long)b, (long long)lens[b],
-                          (long long)r->seq);
-  }
+  if (onnx_opt_input(n, 4) && check_seq_lens(r))
+    return QUILL_ERR_INVALID;
   if (onnx_check_unused_outputs(im, n, r->kind == RNN_LSTM ? 3 : 2))
     return QUILL_ERR_INVALID;
   return read_activations(r);

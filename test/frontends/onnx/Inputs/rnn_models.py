@@ -210,6 +210,10 @@ def m_lstm_input_forget():
     return build("LSTM", 2, 1, 3, 2, input_forget=1)[0]
 
 
+def m_rnn_too_long():
+    return build("RNN", 4097, 1, 1, 1, direction="bidirectional")[0]
+
+
 def m_lstm_bad_w():
     m = build("LSTM", 2, 1, 3, 2)[0]
     w = m.graph.initializer[0]
