@@ -96,8 +96,13 @@ static quill_status gemm_bt(rnn *r, quill_value *x, quill_value *w,
   quill_value *ops[3] = {x, w, bias};
   int64_t d[2] = {quill_type_dim(quill_value_type(x), 0),
                   quill_type_dim(quill_value_type(w), 0)};
-  quill_named_attr attrs[1] = {onnx_nattr_int(r->im, "trans_b", 1)};
-  return emit(r, QUILL_OP_GEMM, bias ? 3 : 2, ops, 2, d, 1, attrs, out);
+  quill_named_attr attrs[4] = { /* as ONNX Gemm imports */
+      onnx_nattr_float(r->im, "alpha", 1.0),
+      onnx_nattr_float(r->im, "beta", 1.0),
+      onnx_nattr_int(r->im, "trans_a", 0),
+      onnx_nattr_int(r->im, "trans_b", 1),
+  };
+  return emit(r, QUILL_OP_GEMM, bias ? 3 : 2, ops, 2, d, 4, attrs, out);
 }
 
 /* x[start:end] along `axis`. */
@@ -106,12 +111,14 @@ static quill_status slice(rnn *r, quill_value *x, int64_t axis, int64_t start,
   quill_shape s;
   onnx_shape(x, &s);
   s.dims[axis] = end - start;
-  quill_named_attr attrs[3] = {
+  int64_t step = 1; /* as ONNX Slice imports: the IR round-trips */
+  quill_named_attr attrs[4] = {
       onnx_nattr_ints(r->im, "starts", 1, &start),
       onnx_nattr_ints(r->im, "ends", 1, &end),
       onnx_nattr_ints(r->im, "axes", 1, &axis),
+      onnx_nattr_ints(r->im, "steps", 1, &step),
   };
-  return emit(r, QUILL_OP_SLICE, 1, &x, s.rank, s.dims, 3, attrs, out);
+  return emit(r, QUILL_OP_SLICE, 1, &x, s.rank, s.dims, 4, attrs, out);
 }
 
 /* x reshaped to dims. */
