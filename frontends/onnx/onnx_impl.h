@@ -295,6 +295,8 @@ quill_status onnx_import_slice(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_pad(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_resize(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_gather(onnx_importer *im, const onnx_node *n);
+/* ops_rnn.c */
+quill_status onnx_import_rnn(onnx_importer *im, const onnx_node *n);
 /* ops_fold.c */
 quill_status onnx_import_constant(onnx_importer *im, const onnx_node *n);
 quill_status onnx_import_shape(onnx_importer *im, const onnx_node *n);

@@ -59,6 +59,7 @@ Softmax LogSoftmax Pad Resize Upsample Identity Dropout Constant Shape Gather
 Cast ConstantOfShape Range Expand ReduceMean ReduceSum ReduceMax ReduceMin
 LayerNormalization Where Equal Less Greater QuantizeLinear DequantizeLinear
 QLinearConv QLinearMatMul ConvInteger MatMulInteger DynamicQuantizeLinear
+LSTM GRU RNN
 """.split())
 
 RTOL, ATOL = 1e-3, 1e-5
