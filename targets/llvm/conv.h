@@ -21,6 +21,13 @@ typedef struct cg_conv_geom {
  * check the shapes (error at the op). */
 quill_status cg_conv_geom_init(cg *c, const quill_op *op, cg_conv_geom *g);
 
+/* Set the current conv stage's estimated single-thread time (the thread
+ * cost model, cg_stage_work): its MACs at `macs_per_ns`, the requantizing
+ * epilogue at `ns_per_output` per output value, and the weights streamed
+ * once from memory (a GEMV or a 7x7 1x1 conv is bound by them). */
+void cg_conv_work(cg *c, const cg_conv_geom *g, double macs_per_ns,
+                  double ns_per_output);
+
 /* Operand parameters of qconv2d/qmatmul: x (operand 0) per tensor, w
  * (operand 1) per tensor or per output channel, the optional i32 bias
  * (operand 2), and the requantization. */

@@ -288,6 +288,12 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
     chunk = CHUNK;
   }
   cg_stage_begin(c, name, outer * nchunks);
+  /* this map's own elements: a halo or a concat part is a small share of
+   * the op's result that cg_stage_begin estimates from */
+  double elems = 1;
+  for (unsigned k = 0; k < m; k++)
+    elems *= (double)D[k];
+  cg_stage_work(c, 0.5 * elems);
   LLVMValueRef base[MAXV];
   LLVMTypeRef et[MAXV];
   for (unsigned a = 0; a < na; a++) {

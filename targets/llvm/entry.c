@@ -142,9 +142,10 @@ static void ask_amx(cg *c) {
   LLVMPositionBuilderAtEnd(c->b, go);
 }
 
-/* Stages estimated to take less than this on one thread run on the caller
- * (waking the pool costs microseconds). */
-#define PARALLEL_MIN_NS 30000.0
+/* Stages estimated (cg_stage_work) to take less than this on one thread
+ * run on the caller: handing a stage to spinning workers costs about a
+ * microsecond, to sleeping ones tens (runtime/quill_rt.c). */
+#define PARALLEL_MIN_NS 20000.0
 
 /* Call stage k from fn (NAME_run or a chunk: the same pointer parameters),
  * directly or through the thread pool. */

@@ -78,6 +78,17 @@ quill_status cg_conv_geom_init(cg *c, const quill_op *op, cg_conv_geom *g) {
   return QUILL_OK;
 }
 
+/* Weight bytes per ns streamed from L2/L3 or memory by one core. */
+#define WEIGHT_BYTES_PER_NS 20.0
+
+void cg_conv_work(cg *c, const cg_conv_geom *g, double macs_per_ns,
+                  double ns_per_output) {
+  double outs = (double)(g->N * g->M * g->OH * g->OW);
+  double k = (double)(g->Cg * g->KH * g->KW);
+  cg_stage_work(c, outs * k / macs_per_ns + outs * ns_per_output +
+                       (double)g->M * k / WEIGHT_BYTES_PER_NS);
+}
+
 /* ---- operands ----------------------------------------------------------------- */
 
 CG_SUPPORTS(cg_supports_qconv2d) {

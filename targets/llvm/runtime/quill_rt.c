@@ -10,10 +10,9 @@
  *                              void *args, int64_t ntasks, int32_t nthreads);
  *
  * once per parallel kernel stage: run fn(args, t0, t1) over [0, ntasks),
- * split into at most nthreads contiguous ranges, and return when all are
- * done. The calling thread takes the first range; the others go to a pool
- * of nthreads - 1 workers created on first use and kept for the life of
- * the process. A host with its own scheduler can define
+ * split into contiguous ranges, on the calling thread and a pool of
+ * nthreads - 1 workers created on first use and kept for the life of the
+ * process, and return when all are done. A host with its own scheduler can define
  * quill_rt_parallel_for itself instead of linking this file.
  *
  * Quill's JIT compiles this same file with QUILL_RT_NO_DEFAULT and uses the
@@ -26,18 +25,36 @@
  * pool's stage slot and none of them blocks on another.
  *
  * A model runs its stages back to back, microseconds apart, so handing a
- * stage over must be cheap: a stage is a bump of an atomic generation
- * number, workers spin on it for a while (pause instructions, and a
- * sched_yield now and then for machines with fewer cores than threads)
- * before they fall back to sleeping on a condition variable, and the
- * caller spins on the count of workers still running before it sleeps. Between two
- * runs of the model the workers go back to sleep.
+ * stage over must be cheap, and a worker that is late (asleep, or
+ * descheduled on a loaded machine) must not hold the caller up:
+ *
+ *   state = generation << 32 | next unclaimed chunk     (one atomic word)
+ *
+ *   caller: fn, args, chunks ──> state = (g+1, 0) ──> claim chunks ──┐
+ *   worker: sees g+1 ─────────────────────────────> claim chunks ──┤
+ *   caller: waits until every claimed chunk is done <────────────────┘
+ *
+ * The stage's tasks are cut into about 4 contiguous chunks per thread,
+ * and every thread, the caller included, claims the next chunk with a
+ * compare-and-swap on `state` (which fails once the generation has moved
+ * on, so a late worker never runs a finished stage). A worker that has not
+ * woken up by the time the caller has claimed every chunk costs nothing:
+ * the caller waits only for chunks already claimed. Idle workers spin on
+ * the generation for QUILL_RT_SPIN_NS of wall time (pause instructions;
+ * a fixed count of pauses lasts 10x longer on one CPU than on another),
+ * then sleep on a condition variable; the caller locks the mutex to wake
+ * them only when one sleeps. Between two runs of the model the workers go
+ * back to sleep.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define QUILL_RT_PAUSE() __builtin_ia32_pause()
@@ -47,17 +64,37 @@
 #define QUILL_RT_PAUSE() ((void)0)
 #endif
 
-/* Pause iterations a thread spins before it sleeps (tens of microseconds);
- * every QUILL_RT_YIELD of them it yields the CPU, so that a spinning thread
- * does not hold up a working one when there are more threads than cores. */
-#define QUILL_RT_SPIN 20000
+/* Wall time an idle worker spins before it sleeps, and a caller waits for
+ * claimed chunks before it sleeps. Every QUILL_RT_YIELD pauses a spinning
+ * thread yields the CPU, so that it does not hold up a working one when
+ * there are more threads than cores. */
+#define QUILL_RT_SPIN_NS 200000
+#define QUILL_RT_WAIT_NS 2000000
 #define QUILL_RT_YIELD 4096
+/* Chunks per thread: enough to even out uneven tasks and late workers,
+ * few enough that a chunk stays a contiguous run of tasks. */
+#define QUILL_RT_CHUNKS_PER_THREAD 4
 
-static void spin_pause(int i) {
-  if (i % QUILL_RT_YIELD == QUILL_RT_YIELD - 1)
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One step of a spin-wait that started at *t0 (0: not yet read); false
+ * once it has lasted `budget` ns. The clock is read every 64 steps. */
+static int spin_step(unsigned *i, uint64_t *t0, uint64_t budget) {
+  ++*i;
+  if (*i % QUILL_RT_YIELD == 0)
     sched_yield();
   else
     QUILL_RT_PAUSE();
+  if (*i % 64)
+    return 1;
+  uint64_t t = now_ns();
+  if (!*t0)
+    *t0 = t;
+  return t - *t0 < budget;
 }
 
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
@@ -67,62 +104,90 @@ typedef struct quill_rt_pool {
   pthread_cond_t start, done;
   pthread_t *threads;
   int nworkers;
-  atomic_ulong generation; /* bumped once per parallel_for */
-  atomic_int pending;      /* workers still running this generation */
+  _Atomic uint64_t state;  /* generation << 32 | next unclaimed chunk */
   atomic_int stop;
-  atomic_int busy;         /* a caller owns the stage slot below */
-  quill_rt_task_fn fn;     /* written before the generation bump */
-  void *args;
-  int64_t ntasks;
+  atomic_int busy;         /* a caller owns the stage fields below */
+  atomic_int sleepers;     /* workers waiting on `start` */
+  atomic_int caller_sleeps; /* the caller waits on `done` */
+  atomic_llong left;       /* chunks of this stage not finished */
+  /* The stage, written by its caller before the generation moves on and
+   * read by workers before they claim a chunk (atomics: a late worker may
+   * read the next stage's values, and then its claim fails). */
+  _Atomic(quill_rt_task_fn) fn;
+  _Atomic(void *) args;
+  atomic_llong ntasks, chunk, nchunks;
+  uint32_t generation;     /* the owner's copy of the current generation */
 } quill_rt_pool;
 
-typedef struct worker_arg {
-  quill_rt_pool *pool;
-  int index; /* 1..nworkers: the range it runs */
-} worker_arg;
-
-/* Range k of n parts of [0, total). */
-static void range(int64_t total, int parts, int k, int64_t *b, int64_t *e) {
-  int64_t q = total / parts, r = total % parts;
-  *b = k * q + (k < r ? k : r);
-  *e = *b + q + (k < r ? 1 : 0);
-}
-
-static void *worker_main(void *p) {
-  worker_arg *wa = p;
-  quill_rt_pool *pool = wa->pool;
-  unsigned long seen = 0; /* the generation at creation: a stage started
-                             before this thread ran is still ahead */
+/* Claim and run chunks of generation `gen` until none is left (or the
+ * generation has moved on); returns when this thread has no more work. */
+static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
+  uint64_t s = atomic_load_explicit(&pool->state, memory_order_acquire);
   for (;;) {
-    unsigned long g = atomic_load_explicit(&pool->generation,
-                                           memory_order_acquire);
-    for (int i = 0; g == seen && i < QUILL_RT_SPIN; i++) {
-      spin_pause(i);
-      g = atomic_load_explicit(&pool->generation, memory_order_acquire);
-    }
-    if (g == seen) { /* idle: sleep until the next stage */
-      pthread_mutex_lock(&pool->mu);
-      while (atomic_load(&pool->generation) == seen &&
-             !atomic_load(&pool->stop))
-        pthread_cond_wait(&pool->start, &pool->mu);
-      pthread_mutex_unlock(&pool->mu);
-      g = atomic_load_explicit(&pool->generation, memory_order_acquire);
-    }
-    if (atomic_load(&pool->stop))
-      break;
-    seen = g;
-    int64_t b, e;
-    range(pool->ntasks, pool->nworkers + 1, wa->index, &b, &e);
-    if (b < e)
-      pool->fn(pool->args, b, e);
-    if (atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel) ==
-        1) { /* the last one wakes a sleeping caller */
+    if ((uint32_t)(s >> 32) != gen)
+      return;
+    quill_rt_task_fn fn =
+        atomic_load_explicit(&pool->fn, memory_order_relaxed);
+    void *args = atomic_load_explicit(&pool->args, memory_order_relaxed);
+    int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_relaxed);
+    int64_t chunk = atomic_load_explicit(&pool->chunk, memory_order_relaxed);
+    int64_t nchunks =
+        atomic_load_explicit(&pool->nchunks, memory_order_relaxed);
+    uint32_t k = (uint32_t)s;
+    if ((int64_t)k >= nchunks)
+      return;
+    if (!atomic_compare_exchange_weak_explicit(&pool->state, &s, s + 1,
+                                               memory_order_acq_rel,
+                                               memory_order_acquire))
+      continue; /* s reloaded: another thread claimed, or a new stage */
+    int64_t b = (int64_t)k * chunk, e = b + chunk < n ? b + chunk : n;
+    fn(args, b, e);
+    /* seq_cst, with the caller's store of caller_sleeps before it
+     * rechecks `left`: it either sees 0 or is woken here */
+    if (atomic_fetch_sub(&pool->left, 1) == 1 &&
+        atomic_load(&pool->caller_sleeps)) { /* the last chunk */
       pthread_mutex_lock(&pool->mu);
       pthread_cond_signal(&pool->done);
       pthread_mutex_unlock(&pool->mu);
     }
+    s = atomic_load_explicit(&pool->state, memory_order_acquire);
   }
-  free(wa);
+}
+
+static void *worker_main(void *p) {
+  quill_rt_pool *pool = p;
+  /* the generation at creation: a stage started before this thread ran
+   * is still claimable, and run_chunks finds out */
+  uint32_t seen = 0;
+  for (;;) {
+    unsigned i = 0;
+    uint64_t t0 = 0;
+    uint32_t g = (uint32_t)(atomic_load_explicit(&pool->state,
+                                                 memory_order_acquire) >>
+                            32);
+    while (g == seen && !atomic_load_explicit(&pool->stop,
+                                              memory_order_relaxed) &&
+           spin_step(&i, &t0, QUILL_RT_SPIN_NS))
+      g = (uint32_t)(atomic_load_explicit(&pool->state,
+                                          memory_order_acquire) >>
+                     32);
+    if (g == seen) { /* idle: sleep until the next stage */
+      atomic_fetch_add(&pool->sleepers, 1);
+      pthread_mutex_lock(&pool->mu);
+      while ((uint32_t)(atomic_load(&pool->state) >> 32) == seen &&
+             !atomic_load(&pool->stop))
+        pthread_cond_wait(&pool->start, &pool->mu);
+      pthread_mutex_unlock(&pool->mu);
+      atomic_fetch_sub(&pool->sleepers, 1);
+      g = (uint32_t)(atomic_load_explicit(&pool->state,
+                                          memory_order_acquire) >>
+                     32);
+    }
+    if (atomic_load(&pool->stop))
+      break;
+    seen = g;
+    run_chunks(pool, g);
+  }
   return NULL;
 }
 
@@ -137,10 +202,17 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->start, NULL);
   pthread_cond_init(&pool->done, NULL);
-  atomic_init(&pool->generation, 0);
-  atomic_init(&pool->pending, 0);
+  atomic_init(&pool->state, 0);
   atomic_init(&pool->stop, 0);
   atomic_init(&pool->busy, 0);
+  atomic_init(&pool->sleepers, 0);
+  atomic_init(&pool->caller_sleeps, 0);
+  atomic_init(&pool->left, 0);
+  atomic_init(&pool->fn, NULL);
+  atomic_init(&pool->args, NULL);
+  atomic_init(&pool->ntasks, 0);
+  atomic_init(&pool->chunk, 1);
+  atomic_init(&pool->nchunks, 0);
   int nw = nthreads > 1 ? nthreads - 1 : 0;
   pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
   if (!pool->threads) {
@@ -148,15 +220,8 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
     return NULL;
   }
   for (int i = 0; i < nw; i++) {
-    worker_arg *wa = malloc(sizeof *wa);
-    if (!wa)
+    if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0)
       break;
-    wa->pool = pool;
-    wa->index = i + 1;
-    if (pthread_create(&pool->threads[i], NULL, worker_main, wa) != 0) {
-      free(wa);
-      break;
-    }
     pool->nworkers++;
   }
   return pool;
@@ -167,7 +232,6 @@ void quill_rt_pool_destroy(quill_rt_pool *pool) {
     return;
   pthread_mutex_lock(&pool->mu);
   atomic_store(&pool->stop, 1);
-  atomic_fetch_add(&pool->generation, 1);
   pthread_cond_broadcast(&pool->start);
   pthread_mutex_unlock(&pool->mu);
   for (int i = 0; i < pool->nworkers; i++)
@@ -189,29 +253,38 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
                             stage is running on it */
     return;
   }
-  pool->fn = fn;
-  pool->args = args;
-  pool->ntasks = ntasks;
-  atomic_store_explicit(&pool->pending, pool->nworkers, memory_order_relaxed);
-  /* the bump publishes fn/args/ntasks; the broadcast (cheap without
-   * sleepers) wakes workers that stopped spinning */
-  pthread_mutex_lock(&pool->mu);
-  atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
-  pthread_cond_broadcast(&pool->start);
-  pthread_mutex_unlock(&pool->mu);
-  int64_t b, e;
-  range(ntasks, pool->nworkers + 1, 0, &b, &e);
-  if (b < e)
-    fn(args, b, e);
-  for (int i = 0; i < QUILL_RT_SPIN &&
-                  atomic_load_explicit(&pool->pending, memory_order_acquire) > 0;
-       i++)
-    spin_pause(i);
-  if (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0) {
+  int64_t want = (int64_t)(pool->nworkers + 1) * QUILL_RT_CHUNKS_PER_THREAD;
+  int64_t chunk = ntasks <= want ? 1 : (ntasks + want - 1) / want;
+  int64_t nchunks = (ntasks + chunk - 1) / chunk;
+  atomic_store_explicit(&pool->fn, fn, memory_order_relaxed);
+  atomic_store_explicit(&pool->args, args, memory_order_relaxed);
+  atomic_store_explicit(&pool->ntasks, ntasks, memory_order_relaxed);
+  atomic_store_explicit(&pool->chunk, chunk, memory_order_relaxed);
+  atomic_store_explicit(&pool->nchunks, nchunks, memory_order_relaxed);
+  atomic_store_explicit(&pool->left, nchunks, memory_order_relaxed);
+  uint32_t gen = ++pool->generation;
+  /* publishes the fields above; seq_cst with the load of `sleepers` (and
+   * the worker's increment before it rechecks): a worker either sees the
+   * new generation or is counted and woken here */
+  atomic_store(&pool->state, (uint64_t)gen << 32);
+  if (atomic_load(&pool->sleepers)) {
     pthread_mutex_lock(&pool->mu);
-    while (atomic_load(&pool->pending) > 0)
+    pthread_cond_broadcast(&pool->start);
+    pthread_mutex_unlock(&pool->mu);
+  }
+  run_chunks(pool, gen);
+  unsigned i = 0;
+  uint64_t t0 = 0;
+  while (atomic_load_explicit(&pool->left, memory_order_acquire) > 0 &&
+         spin_step(&i, &t0, QUILL_RT_WAIT_NS))
+    ;
+  if (atomic_load_explicit(&pool->left, memory_order_acquire) > 0) {
+    atomic_store(&pool->caller_sleeps, 1);
+    pthread_mutex_lock(&pool->mu);
+    while (atomic_load(&pool->left) > 0)
       pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
+    atomic_store(&pool->caller_sleeps, 0);
   }
   atomic_store_explicit(&pool->busy, 0, memory_order_release);
 }
