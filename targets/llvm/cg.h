@@ -465,4 +465,10 @@ void cg_float_conv_store(cg *c, const quill_op *op, LLVMValueRef acc,
 /* The op's fused float activation (relu/clip) applied to an f32 value. */
 LLVMValueRef cg_float_activation(cg *c, const quill_op *op, LLVMValueRef v);
 
+/* fmath_ir.c: f32 exp, tanh, erf of the numerics contract (ir/fmath.h),
+ * inline IR without calls, bit-exact with the reference. */
+LLVMValueRef cg_fexp(cg *c, LLVMValueRef x);
+LLVMValueRef cg_ftanh(cg *c, LLVMValueRef x);
+LLVMValueRef cg_ferf(cg *c, LLVMValueRef x);
+
 #endif /* QUILL_TARGETS_LLVM_CG_H */

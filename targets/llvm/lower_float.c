@@ -5,11 +5,14 @@
  *
  * Elementwise ops go through cg_map and mirror the reference's scalar
  * functions (kernels_eltwise.c) operation by operation: separate fmul and
- * fadd (LLVM never contracts them: no fast-math flags), libm for exp, log,
- * tanh, erf and pow (the same functions the reference calls), so they give
- * the reference's bits. batch_norm folds its constant parameters exactly
+ * fadd (LLVM never contracts them: no fast-math flags); exp, tanh and erf
+ * (sigmoid, gelu) are the numerics contract's polynomials (ir/fmath.h,
+ * emitted inline by fmath_ir.c: no calls, vectorized), log and pow call
+ * libm (the functions the reference calls), so they give the reference's
+ * bits. batch_norm folds its constant parameters exactly
  * as the reference does (y = x * s + b with s, b rounded from double).
- * softmax computes in double like the reference. The float conv sums its
+ * softmax computes in f32 in the reference's order (f32_softmax_row),
+ * log_softmax in double like the reference. The float conv sums its
  * products in another order than the reference's GEMM, so it matches only
  * to rounding (relative error about K * 2^-24; tests use 1e-4).
  */
@@ -126,11 +129,11 @@ static LLVMValueRef unary_fn(cg *c, void *ud, LLVMValueRef *in) {
   case QUILL_OP_SIGMOID:
     return LLVMBuildFDiv(
         c->b, one,
-        LLVMBuildFAdd(c->b, one, libm1(c, "expf", LLVMBuildFNeg(c->b, x, "")),
+        LLVMBuildFAdd(c->b, one, cg_fexp(c, LLVMBuildFNeg(c->b, x, "")),
                       ""),
         "");
   case QUILL_OP_TANH:
-    return libm1(c, "tanhf", x);
+    return cg_ftanh(c, x);
   case QUILL_OP_HARD_SIGMOID:
     return hsig(c, u, x);
   case QUILL_OP_HARD_SWISH:
@@ -144,22 +147,22 @@ static LLVMValueRef unary_fn(cg *c, void *ud, LLVMValueRef *in) {
                                                   x, ""),
                               x, ""),
           x, "");
-      inner = libm1(c, "tanhf",
+      inner = cg_ftanh(c,
                     LLVMBuildFMul(c->b, cg_f32c(c, 0.7978845608028654f),
                                   LLVMBuildFAdd(c->b, x, x3, ""), ""));
     } else {
-      inner = libm1(c, "erff",
+      inner = cg_ferf(c,
                     LLVMBuildFMul(c->b, x, cg_f32c(c, 0.70710678118654752f),
                                   ""));
     }
     return LLVMBuildFMul(c->b, half_x, LLVMBuildFAdd(c->b, one, inner, ""), "");
   }
   case QUILL_OP_ERF:
-    return libm1(c, "erff", x);
+    return cg_ferf(c, x);
   case QUILL_OP_SQRT:
     return cg_intrinsic(c, "llvm.sqrt", &t, 1, &x, 1);
   case QUILL_OP_EXP:
-    return libm1(c, "expf", x);
+    return cg_fexp(c, x);
   case QUILL_OP_LOG:
     return libm1(c, "logf", x);
   case QUILL_OP_NEG:
@@ -384,8 +387,81 @@ CG_LOWER(cg_lower_batch_norm) {
 
 /* ---- softmax ------------------------------------------------------------------------ */
 
-/* Per row along the axis, in double: max, sum of exp(x - max), then
- * exp(x - max) / sum (or x - max - log(sum)). */
+/* One step of the f32 softmax's second pass: e = exp(x[k] - m) (the
+ * numerics contract's exp) stored to y[k] and added to lane l's partial
+ * sum. */
+static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
+                    LLVMValueRef xb, LLVMValueRef yb, LLVMValueRef ox,
+                    LLVMValueRef oy, LLVMValueRef m, LLVMValueRef part,
+                    LLVMValueRef k, LLVMValueRef l) {
+  LLVMValueRef xo = LLVMBuildAdd(
+      c->b, ox, LLVMBuildMul(c->b, k, cg_i64c(c, x->strides[ax]), ""), "");
+  LLVMValueRef yo = LLVMBuildAdd(
+      c->b, oy, LLVMBuildMul(c->b, k, cg_i64c(c, y->strides[ax]), ""), "");
+  LLVMValueRef v = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, xb, xo), 4);
+  LLVMValueRef e = cg_fexp(c, LLVMBuildFSub(c->b, v, m, ""));
+  cg_store(c, e, cg_gep(c, c->t_f32, yb, yo), 4);
+  LLVMValueRef pp = cg_gep(c, c->t_f32, part, l);
+  cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, pp, 4), e, ""), pp, 4);
+}
+
+/* The f32 softmax of one row, kernels_norm.c's order exactly: m = max
+ * (v > m ? v : m in order), e[k] = exp(x[k] - m) written to y with 16
+ * partial sums (lane k % 16, in order: the 16-lane loop vectorizes), the
+ * partials summed as a tree (lane l += lane l + w, w = 8, 4, 2, 1), then
+ * y[k] = e[k] / sum. Two passes over x, two over y (in cache). */
+static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
+                            unsigned ax, int64_t len, LLVMValueRef xb,
+                            LLVMValueRef yb, LLVMValueRef ox,
+                            LLVMValueRef oy) {
+  LLVMValueRef mxv = cg_var(c, c->t_f32, "max");
+  LLVMValueRef part = cg_var(c, LLVMArrayType2(c->t_f32, 16), "part");
+  cg_store(c, cg_f32c(c, -INFINITY), mxv, 4);
+  cg_loop lk, ll;
+  cg_for(c, &lk, 0, len, 1);
+  LLVMValueRef xo = LLVMBuildAdd(
+      c->b, ox, LLVMBuildMul(c->b, lk.i, cg_i64c(c, x->strides[ax]), ""), "");
+  LLVMValueRef v = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, xb, xo), 4);
+  LLVMValueRef m = cg_load(c, c->t_f32, mxv, 4);
+  cg_store(c, fsel_lt(c, m, v, v, m), mxv, 4);
+  cg_loop_end(c, &lk);
+  m = cg_load(c, c->t_f32, mxv, 4);
+  for (int l = 0; l < 16; l++)
+    cg_store(c, cg_f32c(c, 0.0), cg_gep(c, c->t_f32, part, cg_i64c(c, l)), 4);
+  int64_t nb = len / 16, tail = len % 16;
+  cg_for(c, &lk, 0, nb, 1);
+  cg_for(c, &ll, 0, 16, 1);
+  sm_step(c, x, y, ax, xb, yb, ox, oy, m, part,
+          LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lk.i, cg_i64c(c, 16), ""),
+                       ll.i, ""),
+          ll.i);
+  cg_loop_end_vectorized(c, &ll, 16);
+  cg_loop_end(c, &lk);
+  if (tail) {
+    cg_for(c, &ll, 0, tail, 1);
+    sm_step(c, x, y, ax, xb, yb, ox, oy, m, part,
+            LLVMBuildAdd(c->b, cg_i64c(c, nb * 16), ll.i, ""), ll.i);
+    cg_loop_end(c, &ll);
+  }
+  for (int w = 8; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++) {
+      LLVMValueRef a = cg_gep(c, c->t_f32, part, cg_i64c(c, l));
+      LLVMValueRef b = cg_gep(c, c->t_f32, part, cg_i64c(c, l + w));
+      cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, a, 4),
+                                cg_load(c, c->t_f32, b, 4), ""),
+               a, 4);
+    }
+  LLVMValueRef sum = cg_load(c, c->t_f32, part, 4);
+  cg_for(c, &lk, 0, len, 1);
+  LLVMValueRef yo = LLVMBuildAdd(
+      c->b, oy, LLVMBuildMul(c->b, lk.i, cg_i64c(c, y->strides[ax]), ""), "");
+  LLVMValueRef yp = cg_gep(c, c->t_f32, yb, yo);
+  cg_store(c, LLVMBuildFDiv(c->b, cg_load(c, c->t_f32, yp, 4), sum, ""), yp, 4);
+  cg_loop_end(c, &lk);
+}
+
+/* Per row along the axis: f32 softmax as f32_softmax_row; log_softmax in
+ * double: max, sum of exp(x - max), x - max - log(sum). */
 CG_LOWER(cg_lower_softmax) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
@@ -416,6 +492,12 @@ CG_LOWER(cg_lower_softmax) {
     rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, x.dims[d]), "");
     ox = LLVMBuildAdd(c->b, ox, LLVMBuildMul(c->b, i, cg_i64c(c, x.strides[d]), ""), "");
     oy = LLVMBuildAdd(c->b, oy, LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
+  }
+  if (!logsm) {
+    f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy);
+    cg_loop_end(c, &lt);
+    cg_stage_end(c);
+    return c->status;
   }
   LLVMValueRef mxv = cg_var(c, c->t_f64, "max"), sumv = cg_var(c, c->t_f64, "sum");
   cg_store(c, cg_f64c(c, -INFINITY), mxv, 8);

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/fmath.h"
 #include "targets/reference/kernels.h"
 
 typedef enum domain { DOM_F32, DOM_F64, DOM_INT } domain;
@@ -55,9 +56,9 @@ static double relu_d(double x, const uparams *p) { (void)p; return x > 0 ? x : 0
 static int64_t relu_i(int64_t x, const uparams *p) { return p->is_unsigned || x > 0 ? x : 0; }
 static float leaky_f(float x, const uparams *p) { return x < 0 ? (float)p->alpha * x : x; }
 static double leaky_d(double x, const uparams *p) { return x < 0 ? p->alpha * x : x; }
-static float sigmoid_f(float x, const uparams *p) { (void)p; return 1.0f / (1.0f + expf(-x)); }
+static float sigmoid_f(float x, const uparams *p) { (void)p; return 1.0f / (1.0f + quill_fexp(-x)); }
 static double sigmoid_d(double x, const uparams *p) { (void)p; return 1.0 / (1.0 + exp(-x)); }
-static float tanh_f(float x, const uparams *p) { (void)p; return tanhf(x); }
+static float tanh_f(float x, const uparams *p) { (void)p; return quill_ftanh(x); }
 static double tanh_d(double x, const uparams *p) { (void)p; return tanh(x); }
 static float hsig_f(float x, const uparams *p) {
   return fmaxf(0.0f, fminf(1.0f, (float)p->alpha * x + (float)p->beta));
@@ -70,19 +71,19 @@ static double hswish_d(double x, const uparams *p) { return x * hsig_d(x, p); }
 static float gelu_f(float x, const uparams *p) {
   if (p->tanh_approx)
     return 0.5f * x *
-           (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+           (1.0f + quill_ftanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x * (1.0f + quill_ferf(x * 0.70710678118654752f));
 }
 static double gelu_d(double x, const uparams *p) {
   if (p->tanh_approx)
     return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
   return 0.5 * x * (1.0 + erf(x * 0.70710678118654752));
 }
-static float erf_f(float x, const uparams *p) { (void)p; return erff(x); }
+static float erf_f(float x, const uparams *p) { (void)p; return quill_ferf(x); }
 static double erf_d(double x, const uparams *p) { (void)p; return erf(x); }
 static float sqrt_f(float x, const uparams *p) { (void)p; return sqrtf(x); }
 static double sqrt_d(double x, const uparams *p) { (void)p; return sqrt(x); }
-static float exp_f(float x, const uparams *p) { (void)p; return expf(x); }
+static float exp_f(float x, const uparams *p) { (void)p; return quill_fexp(x); }
 static double exp_d(double x, const uparams *p) { (void)p; return exp(x); }
 static float log_f(float x, const uparams *p) { (void)p; return logf(x); }
 static double log_d(double x, const uparams *p) { (void)p; return log(x); }

@@ -14,8 +14,10 @@
  *               y = exp(x - max) / sum(exp(x - max));
  *               log_softmax = x - max - log(sum(exp(x - max)))
  *
- * Statistics (means, variances, softmax sums) accumulate in double, then
- * round once to the result type. Reductions walk the input like an
+ * Statistics (means, variances, log_softmax sums) accumulate in double,
+ * then round once to the result type. An f32 softmax computes in f32 in
+ * a fixed order the LLVM target vectorizes (f32_softmax_row; the numerics
+ * contract's exp, ir/fmath.h). Reductions walk the input like an
  * odometer and keep one output offset per element, with stride 0 along
  * the reduced dims:
  *
@@ -27,6 +29,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/fmath.h"
 #include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
@@ -227,6 +230,33 @@ QUILL_REF_KERNEL(quill_ref_kernel_reduce) {
 
 /* ---- softmax -------------------------------------------------------------- */
 
+/* The f32 softmax of one row (elements base + k * inner), the order the
+ * LLVM target's code follows (lower_float.c): m = max in order, e[k] =
+ * exp(x[k] - m) (ir/fmath.h) stored to y and summed into 16 partial sums
+ * (lane k % 16), the partials added as a tree (lane l += lane l + w for
+ * w = 8, 4, 2, 1), then y[k] = e[k] / sum; all in f32. */
+static void f32_softmax_row(const quill_tensor *x, quill_tensor *y,
+                            size_t base, size_t len, size_t inner) {
+  float m = -INFINITY, part[16] = {0};
+  for (size_t k = 0; k < len; k++) {
+    float v = (float)quill_tensor_get_f64(x, base + k * inner);
+    m = m < v ? v : m;
+  }
+  for (size_t k = 0; k < len; k++) {
+    float v = (float)quill_tensor_get_f64(x, base + k * inner);
+    float e = quill_fexp(v - m);
+    quill_tensor_set_f64(y, base + k * inner, e);
+    part[k % 16] = part[k % 16] + e;
+  }
+  for (size_t w = 8; w >= 1; w /= 2)
+    for (size_t l = 0; l < w; l++)
+      part[l] = part[l] + part[l + w];
+  for (size_t k = 0; k < len; k++) {
+    float e = (float)quill_tensor_get_f64(y, base + k * inner);
+    quill_tensor_set_f64(y, base + k * inner, e / part[0]);
+  }
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
@@ -236,6 +266,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   if (quill_tensor_num_elements(y) != quill_tensor_num_elements(x))
     return quill_ref_op_error(ctx, op, "result shape differs from operand");
   bool log_sm = quill_op_opcode(op) == QUILL_OP_LOG_SOFTMAX;
+  bool f32 = quill_type_kind_of(quill_type_elem(x->type)) == QUILL_TYPE_F32 &&
+             quill_type_kind_of(quill_type_elem(y->type)) == QUILL_TYPE_F32;
   size_t len = (size_t)quill_type_dim(x->type, ax), inner = 1;
   for (unsigned d = ax + 1; d < r; d++)
     inner *= (size_t)quill_type_dim(x->type, d);
@@ -244,6 +276,10 @@ QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   for (size_t o = 0; o < outer; o++)
     for (size_t in_i = 0; in_i < inner; in_i++) {
       size_t base = o * len * inner + in_i;
+      if (f32 && !log_sm) {
+        f32_softmax_row(x, y, base, len, inner);
+        continue;
+      }
       double mx = -INFINITY, sum = 0;
       for (size_t k = 0; k < len; k++) {
         double v = quill_tensor_get_f64(x, base + k * inner);

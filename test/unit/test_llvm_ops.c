@@ -209,6 +209,38 @@ static const llvm_case cases[] = {
      "  %h = hard_swish %x : tensor<2x3x4x5xf32>\n"
      "  %c = clip %a {min = -1.0, max = 0.5} : tensor<2x3x4x5xf32>\n"
      "  return %s, %h, %c\n}\n", 0, 0, 0, 0, false},
+    /* exp, tanh, erf and what uses them: the numerics contract's
+     * polynomials (ir/fmath_body.inc), bit-exact; range 100 reaches exp's
+     * overflow, underflow and denormal results and erf's, tanh's tails */
+    {"float_transcendental",
+     "func @f(%x: tensor<7x300xf32>) -> (tensor<7x300xf32>, "
+     "tensor<7x300xf32>, tensor<7x300xf32>, tensor<7x300xf32>, "
+     "tensor<7x300xf32>, tensor<7x300xf32>) {\n"
+     "  %e = exp %x : tensor<7x300xf32>\n"
+     "  %t = tanh %x : tensor<7x300xf32>\n"
+     "  %r = erf %x : tensor<7x300xf32>\n"
+     "  %g = gelu %x : tensor<7x300xf32>\n"
+     "  %h = gelu %x {approximate = \"tanh\"} : tensor<7x300xf32>\n"
+     "  %s = sigmoid %x : tensor<7x300xf32>\n"
+     "  return %e, %t, %r, %g, %h, %s\n}\n", 0, 0, 0, 100, false},
+    {"float_transcendental_core",
+     "func @f(%x: tensor<7x300xf32>) -> (tensor<7x300xf32>, "
+     "tensor<7x300xf32>, tensor<7x300xf32>, tensor<7x300xf32>) {\n"
+     "  %e = exp %x : tensor<7x300xf32>\n"
+     "  %t = tanh %x : tensor<7x300xf32>\n"
+     "  %r = erf %x : tensor<7x300xf32>\n"
+     "  %g = gelu %x : tensor<7x300xf32>\n"
+     "  return %e, %t, %r, %g\n}\n", 0, 0, 0, 2.5, false},
+    /* f32 softmax: the reference's order (16 partial sums, a tree),
+     * bit-exact; rows with a tail (37), whole vectors (64), strided (axis
+     * 0) and range 30 (exp underflows to 0 for some elements) */
+    {"float_softmax",
+     "func @f(%x: tensor<6x37xf32>, %z: tensor<3x64xf32>) -> "
+     "(tensor<6x37xf32>, tensor<6x37xf32>, tensor<3x64xf32>) {\n"
+     "  %a = softmax %x : tensor<6x37xf32>\n"
+     "  %b = softmax %x {axis = 0} : tensor<6x37xf32>\n"
+     "  %c = softmax %z : tensor<3x64xf32>\n"
+     "  return %a, %b, %c\n}\n", 0, 0, 0, 30, false},
     {"float_conv_gemm_softmax",
      "func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: "
      "tensor<4xf32>, %fw: tensor<10x64xf32>) -> tensor<1x10xf32> {\n"
