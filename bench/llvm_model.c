@@ -7,8 +7,10 @@
  *
  * Compiles the module's first graph with the JIT (reporting the compile
  * time), fills the inputs with a fixed pattern, runs it R times after two
- * warm-up runs and prints the best and median times. --check also runs the
- * reference interpreter once and compares every output byte.
+ * warm-up runs and prints the best and median times (and, with 1 thread,
+ * the thread's CPU time per run, which a loaded machine disturbs less).
+ * --check also runs the reference interpreter once and compares every
+ * output byte.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,14 @@
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of the calling thread: with 1 thread, the run's own time even
+ * when the machine is loaded (wall time then counts other processes). */
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -102,17 +112,26 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < nout; i++)
     quill_tensor_alloc(ctx, quill_graph_result_type(g, i), &out[i]);
   double *t = malloc((size_t)reps * sizeof *t);
+  double *tcpu = malloc((size_t)reps * sizeof *tcpu);
   for (int r = -2; r < reps; r++) {
-    double a = now_s();
+    double a = now_s(), ac = cpu_s();
     quill_llvm_jit_run_into(jit, in, nin, out, nout);
-    if (r >= 0)
+    if (r >= 0) {
       t[r] = now_s() - a;
+      tcpu[r] = cpu_s() - ac;
+    }
   }
   qsort(t, (size_t)reps, sizeof *t, cmp_double);
+  qsort(tcpu, (size_t)reps, sizeof *tcpu, cmp_double);
   printf("%s: isa %s, %u thread%s: compile %.0f ms, best %.3f ms, median "
-         "%.3f ms\n",
+         "%.3f ms",
          argv[1], quill_llvm_isa_name(quill_llvm_jit_isa(jit)), o.threads,
          o.threads > 1 ? "s" : "", tc * 1e3, t[0] * 1e3, t[reps / 2] * 1e3);
+  if (o.threads == 1)
+    printf(" (thread CPU time: best %.3f ms, median %.3f ms)", tcpu[0] * 1e3,
+           tcpu[reps / 2] * 1e3);
+  printf("\n");
+  free(tcpu);
   int rc = 0;
   if (check) {
     quill_tensor *ref = calloc(nout, sizeof *ref);
