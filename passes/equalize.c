@@ -57,9 +57,10 @@
  *    such pairs are not absorbed.
  *
  * Statistics: num-pairs, num-iterations, num-relu6-to-relu,
- * num-absorbed (channels with c > 0). Each pair's ranges before and after
- * (the ratio of the largest to the smallest channel range of L1's
- * output channels) go to the debug channel "equalize" and, when the pass
+ * num-absorbed (channels with c > 0). Each pair's range spreads before and
+ * after (the ratio of the largest to the smallest channel range, of L1's
+ * output channels and of L2's input channels: equal afterwards) go to the
+ * debug channel "equalize" and, when the pass
  * input "accuracy-log" is a quill_strbuf *, one line per pair into it
  * (`quill report` prints them).
  */
@@ -75,7 +76,8 @@ typedef struct eq_pair {
   quill_op *relu6;    /* a clip 0..6 between them (relu6-to-relu), or NULL */
   bool relu6_fused;   /* L1's fused activation is a clip 0..6 (same) */
   bool absorb;        /* the chain allows absorbing L1's bias */
-  double spread0, spread1; /* L1 range spread before / after */
+  double spread0[2], spread1[2]; /* range spreads (L1 out, L2 in) before /
+                                   after */
 } eq_pair;
 
 typedef struct eq_run {
@@ -499,8 +501,10 @@ static quill_status equalize_graph(eq_run *r, quill_graph *g,
     st = QUILL_ERR_NOMEM;
   for (size_t i = 0; !st && i < r->np; i++) {
     eq_pair *p = &r->pairs[i];
+    size_t c = (size_t)r->layers[p->l1].out_ch;
     ranges(&r->layers[p->l1], &r->layers[p->l2], p->inner, buf, buf + cmax);
-    p->spread0 = spread(buf, (size_t)r->layers[p->l1].out_ch);
+    p->spread0[0] = spread(buf, c);
+    p->spread0[1] = spread(buf + cmax, c);
   }
   for (int64_t it = 0; !st && r->np && it < max_iter; it++) {
     double delta = 0.0;
@@ -516,16 +520,21 @@ static quill_status equalize_graph(eq_run *r, quill_graph *g,
   for (size_t i = 0; !st && i < r->np; i++) {
     eq_pair *p = &r->pairs[i];
     quill_layer *a = &r->layers[p->l1], *b = &r->layers[p->l2];
+    size_t c = (size_t)a->out_ch;
     ranges(a, b, p->inner, buf, buf + cmax);
-    p->spread1 = spread(buf, (size_t)a->out_ch);
-    quill_pass_debug(r->ps, "pair '%s' -> '%s': %lld channels, range spread "
-                     "%.4g -> %.4g", op_label(a->op), op_label(b->op),
-                     (long long)a->out_ch, p->spread0, p->spread1);
+    p->spread1[0] = spread(buf, c);
+    p->spread1[1] = spread(buf + cmax, c);
+    quill_pass_debug(r->ps, "pair '%s' -> '%s': %zu channels, range spread "
+                     "%.4g -> %.4g, %.4g -> %.4g", op_label(a->op),
+                     op_label(b->op), c, p->spread0[0], p->spread1[0],
+                     p->spread0[1], p->spread1[1]);
     if (log)
-      quill_strbuf_printf(log, "equalize: %s -> %s: %lld channels, range "
-                          "spread (max/min channel range) %.4g -> %.4g\n",
-                          op_label(a->op), op_label(b->op),
-                          (long long)a->out_ch, p->spread0, p->spread1);
+      quill_strbuf_printf(log, "equalize: %s -> %s: %zu channels, channel "
+                          "range spread (max/min) of the first's outputs "
+                          "%.4g -> %.4g, of the second's inputs %.4g -> "
+                          "%.4g\n", op_label(a->op), op_label(b->op), c,
+                          p->spread0[0], p->spread1[0], p->spread0[1],
+                          p->spread1[1]);
   }
   if (buf)
     quill_free(r->ctx, buf, 3 * cmax * sizeof *buf);

@@ -30,7 +30,7 @@
 #include "calib_data.h"
 #include "pass.h"
 
-QUILL_BEGIN_DECLS
+/* Internal to libquill (not exported: no QUILL_BEGIN_DECLS). */
 
 typedef struct quill_layer {
   quill_op *op;
@@ -85,6 +85,5 @@ quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
                                       quill_chan_stats *out);
 void quill_chan_stats_free(quill_context *ctx, quill_chan_stats *s, size_t n);
 
-QUILL_END_DECLS
 
 #endif /* QUILL_PASSES_LAYER_DATA_H */

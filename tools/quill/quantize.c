@@ -8,7 +8,9 @@
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
  *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
  *                  [--after-quantize=P] [--pass-statistics]
- *                  [--export=NAME:FILE]...
+ *                  [--export=NAME:FILE]... [--equalize[=relu6]]
+ *                  [--bias-correction] [--no-equalize]
+ *                  [--no-bias-correction]
  *
  * Flow:
  *
@@ -55,6 +57,7 @@ typedef struct quantize_args {
   unsigned nexports;
   bool print_pipeline, time, statistics;
   int form; /* FORM_* */
+  int equalize, bias_correction; /* QUILL_ACCURACY_* */
 } quantize_args;
 
 /* What `quill quantize` produces: integer ops (fuse-qdq), or the reference
@@ -87,7 +90,10 @@ static void print_help(FILE *out) {
       "  --max-samples N          calibrate on the first N samples only\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input (for\n"
       "                           symbolic dims); may be repeated\n"
-      "  --print-pipeline         print the pass pipeline and exit\n"
+      "  --print-pipeline         print the pass pipeline and exit\n",
+      out);
+  fputs(quill_cli_accuracy_help, out);
+  fputs(
       "  --time                   report the time of each pass on stderr\n"
       "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
       "                           docs/c-api.md); may be repeated\n"
@@ -130,6 +136,7 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       a->keep_float = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
+    } else if (quill_cli_accuracy(&c, &a->equalize, &a->bias_correction)) {
     } else if (quill_cli_value(&c, "--form", &v)) {
       if (v && !strcmp(v, "integer"))
         a->form = FORM_INTEGER;
@@ -259,6 +266,8 @@ static int run(const quantize_args *a) {
       .keep_float = a->keep_float,
       .calib_path = inline_data ? a->calib : NULL,
       .max_samples = (size_t)a->max_samples,
+      .equalize = a->equalize,
+      .bias_correction = a->bias_correction,
   };
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL
