@@ -3,7 +3,8 @@
 accuracy and output SQNR of Quill's quantized models with and without them.
 
     /usr/bin/python3 bench/accuracy.py build/quill [--out DIR]
-        [--write docs/accuracy.md] [--skip-mobilenet] [--max-samples N]
+        [--write docs/accuracy.md] [--models digits,mobilenet_v2]
+        [--max-samples N]
 
 Every number comes from one `quill report MODEL --backend B --calib C
 --format json [flags]` run: `outputs[0].sqnr_db` is the model output's SQNR
@@ -26,8 +27,9 @@ MobileNetV2 with pt-int8 and tflite-int8. Variants: none,
 (relu6 treated as relu, the DFQ paper's choice), with and without bias
 correction.
 
---write FILE puts the tables between this script's markers in FILE
-(bench/md_section.py). Exit status 1 if a quill command fails (its output
+--write FILE puts each model's table between this script's markers for it
+in FILE (bench/md_section.py), so the models can run as separate
+processes. Exit status 1 if a quill command fails (its output
 is shown).
 """
 import argparse
@@ -44,13 +46,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import md_section  # bench/, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN = "<!-- bench/accuracy.py results: begin -->"
-END = "<!-- bench/accuracy.py results: end -->"
+MARK = "<!-- bench/accuracy.py %s results: %s -->"
 VARIANTS = [("minmax", []), ("bias-corr", ["--bias-correction"]),
             ("CLE", ["--equalize"]),
             ("CLE + bias-corr", ["--equalize", "--bias-correction"])]
 RELU6 = [("CLE relu6", ["--equalize=relu6"]),
          ("CLE relu6 + bias-corr", ["--equalize=relu6", "--bias-correction"])]
+# MobileNetV2 rows (each report takes minutes in the reference interpreter)
+MOBILENET = [("pt-int8", VARIANTS + RELU6),
+             ("tflite-int8", [VARIANTS[0], RELU6[1]])]
 
 
 def derived_configs(out):
@@ -114,7 +118,7 @@ def main():
     ap.add_argument("quill")
     ap.add_argument("--out")
     ap.add_argument("--write")
-    ap.add_argument("--skip-mobilenet", action="store_true")
+    ap.add_argument("--models", default="digits,mobilenet_v2")
     ap.add_argument("--max-samples", type=int, default=0)
     a = ap.parse_args()
     quill = os.path.abspath(a.quill)
@@ -124,22 +128,27 @@ def main():
     cfgs = derived_configs(out)
     ms = ["--max-samples", str(a.max_samples)] if a.max_samples else []
 
-    digits = os.path.join(ROOT, "examples", "digits")
-    dmodel = os.path.join(digits, "model.onnx")
-    dcalib = os.path.join(digits, "calib")
-    ev = ["--eval", os.path.join(digits, "test_x.npy"),
-          "--labels", os.path.join(digits, "test_y.npy")] + ms
-    drows = []
-    for cfg in ["tflite-int8", "pt-int8", "power2", "pt-w4"]:
-        for var, flags in VARIANTS:
-            r = report(quill, dmodel, cfgs.get(cfg, cfg), dcalib, flags, ev)
-            drows.append(("digits", cfg, var, r))
-            print(f"digits {cfg:12} {var:22} acc {r['acc']:.4f} "
-                  f"SQNR {fmt_db(r['sqnr'])} ({r['time']:.1f} s)", flush=True)
-    text = ("Digits (float accuracy %.4f; SQNR over the 100 calibration "
-            "samples):\n\n" % drows[0][3]["float"]) + table(drows, True)
-
-    if not a.skip_mobilenet:
+    models = a.models.split(",")
+    sections = []
+    if "digits" in models:
+        digits = os.path.join(ROOT, "examples", "digits")
+        dmodel = os.path.join(digits, "model.onnx")
+        dcalib = os.path.join(digits, "calib")
+        ev = ["--eval", os.path.join(digits, "test_x.npy"),
+              "--labels", os.path.join(digits, "test_y.npy")] + ms
+        drows = []
+        for cfg in ["tflite-int8", "pt-int8", "power2", "pt-w4"]:
+            for var, flags in VARIANTS:
+                r = report(quill, dmodel, cfgs.get(cfg, cfg), dcalib, flags,
+                           ev)
+                drows.append(("digits", cfg, var, r))
+                print(f"digits {cfg:12} {var:22} acc {r['acc']:.4f} "
+                      f"SQNR {fmt_db(r['sqnr'])} ({r['time']:.1f} s)",
+                      flush=True)
+        sections.append(("digits", "Digits (float accuracy %.4f; SQNR over "
+                         "the 100 calibration samples):\n\n"
+                         % drows[0][3]["float"] + table(drows, True)))
+    if "mobilenet_v2" in models:
         if not os.path.exists(os.path.join(out, "mobilenet_v2.onnx")):
             subprocess.run(["/usr/bin/python3",
                             os.path.join(ROOT, "bench", "export_torchvision.py"),
@@ -147,19 +156,21 @@ def main():
         mmodel = os.path.join(out, "mobilenet_v2.onnx")
         mcalib = os.path.join(out, "calib_mobilenet_v2")
         mrows = []
-        for cfg in ["pt-int8", "tflite-int8"]:
-            for var, flags in VARIANTS + RELU6:
+        for cfg, variants in MOBILENET:
+            for var, flags in variants:
                 r = report(quill, mmodel, cfgs.get(cfg, cfg), mcalib, flags,
                            ms)
                 mrows.append(("mobilenet_v2", cfg, var, r))
                 print(f"mobilenet_v2 {cfg:12} {var:22} SQNR "
                       f"{fmt_db(r['sqnr'])} ({r['time']:.1f} s)", flush=True)
-        text += ("\nMobileNetV2 (torchvision, random weights, BatchNorm "
-                 "re-estimated; SQNR over its 8 calibration samples):\n\n"
-                 + table(mrows, False))
-    print(text)
-    if a.write:
-        md_section.write_between(a.write, text, BEGIN, END)
+        sections.append(("mobilenet_v2", "MobileNetV2 (torchvision, random "
+                         "weights, BatchNorm re-estimated; SQNR over its "
+                         "calibration samples):\n\n" + table(mrows, False)))
+    for name, text in sections:
+        print(text)
+        if a.write:
+            md_section.write_between(a.write, text, MARK % (name, "begin"),
+                                     MARK % (name, "end"))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@
  *
  * 3. High-bias absorption (option absorb-bias=true; needs calibration
  *    data: data=PATH [max-samples=N] or the pass input
- *    "calibration-data"). Where L1's result goes first into a relu (or
+ *    "calibration-data"; in the entry graph, the module's first). Where L1's result goes first into a relu (or
  *    leaky_relu, or relu6 turned relu) and then only through max pools,
  *    global pools, identity or flatten into an L2 without padding, the
  *    equalized graph runs on the data and c[ch] = max(0, min over the
@@ -487,7 +487,7 @@ static bool option_true(quill_pass_state *ps, const char *key) {
   return v && strcmp(v, "true") == 0;
 }
 
-static quill_status equalize_graph(eq_run *r, quill_graph *g,
+static quill_status equalize_graph(eq_run *r, quill_graph *g, bool entry,
                                    int64_t max_iter, uint64_t *iters) {
   quill_status st = find_pairs(r, g);
   size_t cmax = 1;
@@ -546,7 +546,8 @@ static quill_status equalize_graph(eq_run *r, quill_graph *g,
         st = quill_layer_write(r->ctx, L, true, true);
       L->written = true;
     }
-  if (!st && option_true(r->ps, "absorb-bias"))
+  /* the calibration data is for the entry graph (the module's first) */
+  if (!st && entry && option_true(r->ps, "absorb-bias"))
     st = absorb(r, g);
   return st;
 }
@@ -565,7 +566,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   for (unsigned gi = 0; !st && gi < quill_module_num_graphs(m); gi++) {
     eq_run r = {ps, ctx, option_true(ps, "relu6-to-relu"), NULL, 0, 0,
                 NULL, 0, 0, 0, 0};
-    st = equalize_graph(&r, quill_module_graph(m, gi), max_iter, &iters);
+    st = equalize_graph(&r, quill_module_graph(m, gi), gi == 0, max_iter,
+                        &iters);
     pairs += r.np;
     relu6 += r.n_relu6;
     absorbed += r.n_absorbed;
