@@ -188,6 +188,13 @@ quill_requant_mode quill_backend_requant(const quill_backend *b) {
 bool quill_backend_quantizes_outputs(const quill_backend *b) {
   return b->quantize_outputs;
 }
+bool quill_backend_equalize(const quill_backend *b) { return b->equalize; }
+bool quill_backend_equalize_relu6(const quill_backend *b) {
+  return b->equalize_relu6;
+}
+bool quill_backend_bias_correction(const quill_backend *b) {
+  return b->bias_correction;
+}
 const char *quill_backend_plugin(const quill_backend *b) {
   return b->plugin_name;
 }
@@ -313,6 +320,11 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
           b->requant == QUILL_REQUANT_FIXED_POINT ? "fixed_point" : "float");
   fprintf(out, "  %-18s %s\n",
           "outputs:", b->quantize_outputs ? "quantized" : "float");
+  if (b->equalize || b->bias_correction)
+    fprintf(out, "  %-18s%s%s%s\n", "accuracy:",
+            b->equalize ? " equalize" : "",
+            b->equalize && b->equalize_relu6 ? " (relu6 as relu)" : "",
+            b->bias_correction ? " bias_correction" : "");
   print_ops(out, "quantize_ops:", b->quantize);
   fprintf(out, "  %-18s", "fusions:");
   for (unsigned i = 0; i < b->num_fusions; i++) {

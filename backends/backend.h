@@ -112,6 +112,12 @@ quill_requant_mode quill_backend_requant(const quill_backend *b);
  * ACADEMIC_INT8 scheme sets it to false). */
 bool quill_backend_quantizes_outputs(const quill_backend *b);
 
+/* The accuracy passes the config asks for (keys `equalize`,
+ * `equalize_relu6`, `bias_correction`; all default false). */
+bool quill_backend_equalize(const quill_backend *b);
+bool quill_backend_equalize_relu6(const quill_backend *b);
+bool quill_backend_bias_correction(const quill_backend *b);
+
 /* The plugin that completes this backend (config key `plugin.name`):
  * quantizing with the config needs it loaded (quill_plugin_load); NULL if
  * the config has no `plugin`. */

@@ -615,6 +615,16 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   b->quantize_outputs = true;
   if ((v = json_object_get(root, "quantize_outputs")) && WANT_BOOL(vs, &op, v))
     b->quantize_outputs = json_is_true(v);
+  /* the accuracy passes the quantization pipeline adds (all default off) */
+  static const char *const acc_keys[3] = {"equalize", "equalize_relu6",
+                                          "bias_correction"};
+  bool *acc[3] = {&b->equalize, &b->equalize_relu6, &b->bias_correction};
+  for (unsigned i = 0; i < 3; i++) {
+    kpath ap = {NULL, acc_keys[i], 0};
+    *acc[i] = false;
+    if ((v = json_object_get(root, acc_keys[i])) && WANT_BOOL(vs, &ap, v))
+      *acc[i] = json_is_true(v);
+  }
 
   op_list quant, shared, floats;
   quill_bkv_required(vs, NULL, root, "quantize_ops");

@@ -112,7 +112,10 @@ quill_status quill_pass_manager_parse_pipeline(quill_pass_manager *pm,
  * in use:
  *
  *   "calibration-data"   quill_calib_dataset * (passes/calib_data.h), read
- *                        by `calibrate` when it has no data= option
+ *                        by `calibrate`, `equalize` and `bias-correction`
+ *                        when they have no data= option
+ *   "accuracy-log"       quill_strbuf *: `equalize` and `bias-correction`
+ *                        append a line for each pair / layer they change
  *
  * The value is borrowed: the caller keeps ownership and must keep it alive
  * until the last quill_pass_manager_run() returns. Setting a key again

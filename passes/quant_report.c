@@ -262,6 +262,7 @@ void quill_quant_report_destroy(quill_quant_report *r) {
   quill_free(ctx, r->scratch, r->scratch_n * sizeof *r->scratch);
   quill_free(ctx, r->keep, r->num_keep_cap * sizeof *r->keep);
   quill_string_free(ctx, r->keep_text);
+  quill_strbuf_free(&r->accuracy_log);
   if (r->flt)
     quill_module_destroy(r->flt);
   if (r->qnt)
@@ -295,6 +296,9 @@ const char *quill_quant_report_backend(const quill_quant_report *r) {
 }
 const char *quill_quant_report_keep_float(const quill_quant_report *r) {
   return r->keep_float;
+}
+const char *quill_quant_report_accuracy_log(const quill_quant_report *r) {
+  return quill_strbuf_str(&r->accuracy_log);
 }
 quill_module *quill_quant_report_quantized(const quill_quant_report *r) {
   return r->qnt;
@@ -751,6 +755,7 @@ quill_status quill_quant_report_create(quill_context *ctx,
   if (!r)
     return QUILL_ERR_NOMEM;
   r->ctx = ctx;
+  quill_strbuf_init(&r->accuracy_log, ctx);
   quill_status st = QUILL_OK;
   if (!(r->b = quill_backend_get(ctx, o->backend)) ||
       !(r->backend_opt = quill_ident_get(ctx, o->backend)))
@@ -761,13 +766,15 @@ quill_status quill_quant_report_create(quill_context *ctx,
               !(r->qnt = quill_report_clone_module(ctx, m))))
     st = quill_diag_error_count(ctx) ? QUILL_ERR_INVALID : QUILL_ERR_NOMEM;
   if (!st)
-    st = quill_quantize_module(ctx, r->flt, o, QUILL_QUANTIZE_PREPARE, NULL,
-                               NULL);
+    st = quill_quantize_module(ctx, r->flt, o, QUILL_QUANTIZE_PREPARE, calib,
+                               NULL); /* equalize may need the data */
+  quill_quantize_options qo = *o;
+  qo.log = &r->accuracy_log; /* what the accuracy passes did, once */
   if (!st)
     /* the reference form: float ops between quantize/dequantize keep the
      * float model's ops and locations one to one (the integer form differs
      * by at most one step of requantization rounding) */
-    st = quill_quantize_module(ctx, r->qnt, o,
+    st = quill_quantize_module(ctx, r->qnt, &qo,
                                QUILL_QUANTIZE_PREPARE | QUILL_QUANTIZE_QUANTIZE,
                                calib, NULL);
   if (!st)

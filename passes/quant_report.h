@@ -128,6 +128,9 @@ quill_quant_report_accuracy(const quill_quant_report *r);
 size_t quill_quant_report_num_samples(const quill_quant_report *r);
 const char *quill_quant_report_backend(const quill_quant_report *r);
 const char *quill_quant_report_keep_float(const quill_quant_report *r);
+/* What the accuracy passes (equalize, bias-correction) did, one line each
+ * ("" if none ran); owned by the report. */
+const char *quill_quant_report_accuracy_log(const quill_quant_report *r);
 /* The quantized module (owned by the report). */
 quill_module *quill_quant_report_quantized(const quill_quant_report *r);
 

@@ -44,6 +44,7 @@ struct quill_quant_report {
   size_t fmap_n, qmap_n;
   double *scratch; /* Q-side values */
   size_t scratch_n;
+  quill_strbuf accuracy_log; /* lines from equalize / bias-correction */
 };
 
 /* A copy of m through the printer and the parser (locations kept). */

@@ -122,6 +122,18 @@ static void put_padded(quill_strbuf *sb, const char *s, size_t w, bool right,
 }
 
 static void write_summary(const quill_quant_report *r, quill_strbuf *sb) {
+  /* what equalize / bias-correction did, one indented line each */
+  const char *log = quill_strbuf_str(&r->accuracy_log);
+  if (*log)
+    quill_strbuf_puts(sb, "accuracy passes:\n");
+  while (*log) {
+    const char *nl = strchr(log, '\n');
+    size_t n = nl ? (size_t)(nl - log) : strlen(log);
+    quill_strbuf_puts(sb, "  ");
+    quill_strbuf_append(sb, log, n);
+    quill_strbuf_putc(sb, '\n');
+    log += n + (nl != NULL);
+  }
   for (size_t i = 0; i < r->nouts; i++) {
     quill_strbuf_printf(sb, "output %s: SQNR ", r->outs[i].name);
     quill_report_put_db(sb, &r->outs[i].sqnr);
@@ -329,6 +341,15 @@ static quill_status write_json(const quill_quant_report *r, const char *model,
   } else {
     json_object_set_new(root, "accuracy", json_null());
   }
+  /* last, so the fields before keep their places for scripts */
+  json_t *acc = json_array();
+  for (const char *log = quill_strbuf_str(&r->accuracy_log); *log;) {
+    const char *nl = strchr(log, '\n');
+    size_t n = nl ? (size_t)(nl - log) : strlen(log);
+    json_array_append_new(acc, json_stringn(log, n));
+    log += n + (nl != NULL);
+  }
+  json_object_set_new(root, "accuracy_passes", acc);
   char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   json_decref(root);
   if (!text)

@@ -4,8 +4,10 @@
  *
  * The calibration data goes in as calibrate{data=PATH} when a path is
  * given (the caller checked it can be written there); otherwise the caller
- * hands a loaded dataset over, and it reaches `calibrate` as the
- * pass-manager input "calibration-data".
+ * hands a loaded dataset over, and it reaches `calibrate` (and the
+ * accuracy passes, equalize and bias-correction, which take the same
+ * data= and max-samples= options) as the pass-manager input
+ * "calibration-data".
  */
 #include <string.h>
 
@@ -42,6 +44,14 @@ static quill_status check_plugin(quill_context *ctx, const quill_backend *b) {
                      quill_backend_name(b), need);
 }
 
+/* " data=PATH max-samples=N" as far as given, into sb. */
+static void data_options(quill_strbuf *sb, const quill_quantize_options *o) {
+  if (o->calib_path)
+    quill_strbuf_printf(sb, " data=%s", o->calib_path);
+  if (o->max_samples)
+    quill_strbuf_printf(sb, " max-samples=%zu", o->max_samples);
+}
+
 quill_status quill_quantize_pipeline(quill_context *ctx,
                                      const quill_quantize_options *o,
                                      unsigned stages, char **out) {
@@ -63,11 +73,22 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
   bool keep = o->keep_float && *o->keep_float;
   quill_strbuf sb;
   quill_strbuf_init(&sb, ctx);
-  if (stages & QUILL_QUANTIZE_PREPARE)
-    quill_strbuf_printf(&sb,
-                        "canonicalize,fuse-patterns,fold-batchnorm,"
-                        "fuse-activation{backend=%s}",
-                        b);
+  bool eq = o->equalize ? o->equalize != QUILL_ACCURACY_OFF
+                        : quill_backend_equalize(cfg);
+  bool relu6 = o->equalize ? o->equalize == QUILL_ACCURACY_RELU6
+                           : quill_backend_equalize_relu6(cfg);
+  bool bc = o->bias_correction ? o->bias_correction == QUILL_ACCURACY_ON
+                               : quill_backend_bias_correction(cfg);
+  if (stages & QUILL_QUANTIZE_PREPARE) {
+    quill_strbuf_puts(&sb, "canonicalize,fuse-patterns,fold-batchnorm,");
+    if (eq) {
+      quill_strbuf_printf(&sb, "equalize{absorb-bias=true%s",
+                          relu6 ? " relu6-to-relu=true" : "");
+      data_options(&sb, o);
+      quill_strbuf_puts(&sb, "},");
+    }
+    quill_strbuf_printf(&sb, "fuse-activation{backend=%s}", b);
+  }
   if (stages & QUILL_QUANTIZE_QUANTIZE) {
     if (sb.len)
       quill_strbuf_putc(&sb, ',');
@@ -84,10 +105,12 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
       quill_strbuf_puts(&sb, "calibrate");
     if (o->adaround_iters) {
       quill_strbuf_printf(&sb, ",adaround{iters=%u", o->adaround_iters);
-      if (o->calib_path)
-        quill_strbuf_printf(&sb, " data=%s", o->calib_path);
-      if (o->max_samples)
-        quill_strbuf_printf(&sb, " max-samples=%zu", o->max_samples);
+      data_options(&sb, o);
+      quill_strbuf_putc(&sb, '}');
+    }
+    if (bc) {
+      quill_strbuf_printf(&sb, ",bias-correction{backend=%s", b);
+      data_options(&sb, o);
       quill_strbuf_putc(&sb, '}');
     }
     quill_strbuf_printf(&sb, ",quantize{backend=%s%s%s},canonicalize,dce", b,
@@ -117,6 +140,8 @@ quill_status quill_quantize_module(quill_context *ctx, quill_module *m,
   st = pm ? quill_pass_manager_parse_pipeline(pm, text) : QUILL_ERR_NOMEM;
   if (!st && !o->calib_path && calib)
     st = quill_pass_manager_set_input(pm, "calibration-data", calib);
+  if (!st && o->log)
+    st = quill_pass_manager_set_input(pm, "accuracy-log", o->log);
   if (!st) {
     quill_pass_manager_options po;
     memset(&po, 0, sizeof po);

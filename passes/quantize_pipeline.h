@@ -5,14 +5,17 @@
  * so they quantize identically.
  *
  *   stage PREPARE:   canonicalize, fuse-patterns, fold-batchnorm,
- *                    fuse-activation{backend} (no-ops such as identity go
- *                    first, so fold-batchnorm and insert-observers see the
- *                    constant weights behind them; gelu / hard_swish /
- *                    layer_norm decompositions become one op)
+ *                    [equalize{absorb-bias data max-samples
+ *                    [relu6-to-relu]},] fuse-activation{backend} (no-ops
+ *                    such as identity go first, so fold-batchnorm and
+ *                    insert-observers see the constant weights behind them;
+ *                    gelu / hard_swish / layer_norm decompositions become
+ *                    one op)
  *   stage QUANTIZE:  insert-observers{backend keep-float},
  *                    calibrate{data max-samples}, [adaround{iters data
- *                    max-samples},] quantize{backend
- *                    keep-float}, canonicalize, dce
+ *                    max-samples},] [bias-correction{backend data
+ *                    max-samples},] quantize{backend keep-float},
+ *                    canonicalize, dce
  *   stage FUSE:      fuse-qdq{backend}, dce (the integer form; without it
  *                    the result is the reference quantize/dequantize form),
  *                    then the config's plugin pipeline if it has one
@@ -22,6 +25,10 @@
  * PREPARE shapes the float graph the way the backend executes it; its
  * result is the float model the quantized one is compared with (op for op,
  * by location name) in `quill report`.
+ *
+ * The bracketed accuracy passes run when the options or, by default, the
+ * backend config ask for them (docs/accuracy.md); with calibration data
+ * handed over in memory, PREPARE needs it too when it equalizes.
  */
 #ifndef QUILL_PASSES_QUANTIZE_PIPELINE_H
 #define QUILL_PASSES_QUANTIZE_PIPELINE_H
@@ -41,7 +48,21 @@ typedef struct quill_quantize_options {
   size_t max_samples;     /* calibrate on the first N samples (0: all) */
   unsigned adaround_iters; /* > 0: adaround{iters=N} after calibrate
                               (passes/adaround.c) */
+  /* The accuracy passes: QUILL_ACCURACY_DEFAULT (0) does what the backend
+   * config says (keys equalize, equalize_relu6, bias_correction); the
+   * others override it. */
+  int equalize;        /* also QUILL_ACCURACY_RELU6: on, relu6 as relu */
+  int bias_correction;
+  quill_strbuf *log;   /* if non-NULL (borrowed), the accuracy passes
+                          append one line per thing they did */
 } quill_quantize_options;
+
+enum {
+  QUILL_ACCURACY_DEFAULT = 0, /* as the backend config says */
+  QUILL_ACCURACY_ON = 1,
+  QUILL_ACCURACY_OFF = 2,
+  QUILL_ACCURACY_RELU6 = 3, /* equalize, treating relu6 as relu */
+};
 
 enum {
   QUILL_QUANTIZE_PREPARE = 1u << 0,  /* canonicalize .. fuse-activation */

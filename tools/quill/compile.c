@@ -44,6 +44,7 @@ typedef struct compile_args {
   unsigned nplugins;
   const char **shapes; /* --input-shape, argc entries */
   unsigned nshapes;
+  int equalize, bias_correction; /* QUILL_ACCURACY_* */
 } compile_args;
 
 static void print_help(FILE *out) {
@@ -79,7 +80,8 @@ static void print_help(FILE *out) {
       "                        quantize' does (integer ops); B a shipped\n"
       "                        config or a JSON file\n"
       "  --max-samples N       calibrate on the first N samples only\n"
-      "  --adaround-iters N    AdaRound the weights as quill quantize does\n"
+      "  --equalize[=relu6], --bias-correction (and --no-...),\n"
+      "  --adaround-iters N    the accuracy passes, as for 'quill quantize'\n"
       "  --input-shape NAME=D,.. static shape of an ONNX graph input (for\n"
       "                        dynamic dims); may be repeated\n"
       "  --load-pass-plugin LIB load a plugin (e.g. the one a backend config\n"
@@ -187,6 +189,7 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
     } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
+    } else if (quill_cli_accuracy(&c, &a->equalize, &a->bias_correction)) {
     } else if (s[0] == '-' && s[1] != '\0') {
       quill_cli_usage_error(&c, "unknown option '%s' (see 'quill compile "
                                 "--help')",
@@ -306,6 +309,8 @@ static int compile(compile_args *a) {
         a->calib && quill_quantize_option_safe(a->calib) ? a->calib : NULL;
     qo.max_samples = (size_t)a->max_samples;
     qo.adaround_iters = (unsigned)a->adaround_iters;
+    qo.equalize = a->equalize;
+    qo.bias_correction = a->bias_correction;
     quill_calib_dataset *ds = NULL;
     if (!quill_backend_get(ctx, a->backend))
       st = QUILL_ERR_INVALID;

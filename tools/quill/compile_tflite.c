@@ -38,6 +38,7 @@ typedef struct tflite_args {
   const char **plugins;
   unsigned nplugins;
   bool allow_custom, print_pipeline;
+  int equalize, bias_correction; /* QUILL_ACCURACY_* */
 } tflite_args;
 
 static void print_help(FILE *out) {
@@ -55,7 +56,10 @@ static void print_help(FILE *out) {
       "  --max-samples N          calibrate on the first N samples only\n"
       "  --keep-float a,b         ops to keep float (by location or result\n"
       "                           name): they run in float between\n"
-      "                           DEQUANTIZE and QUANTIZE\n"
+      "                           DEQUANTIZE and QUANTIZE\n",
+      out);
+  fputs(quill_cli_accuracy_help, out);
+  fputs(
       "  --allow-custom-ops       write ops without a TFLite builtin as custom\n"
       "                           ops 'quill.<op>' instead of failing\n"
       "  --entry FUNC             the function of a .qir module to write\n"
@@ -97,6 +101,7 @@ static int parse_args(int argc, char **argv, tflite_args *a, bool *help) {
       a->calib = v;
     } else if (quill_cli_value(&c, "--keep-float", &v)) {
       a->keep_float = v;
+    } else if (quill_cli_accuracy(&c, &a->equalize, &a->bias_correction)) {
     } else if (quill_cli_value(&c, "--entry", &v)) {
       a->entry = v;
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
@@ -150,6 +155,8 @@ static void quant_options(const tflite_args *a, quill_quantize_options *o) {
   o->calib_path = a->calib && quill_quantize_option_safe(a->calib) ? a->calib
                                                                   : NULL;
   o->max_samples = (size_t)a->max_samples;
+  o->equalize = a->equalize;
+  o->bias_correction = a->bias_correction;
 }
 
 /* The stages to run: a float model with --backend: all of quill quantize's

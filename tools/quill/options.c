@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/quantize_pipeline.h"
 #include "tools/quill/quill.h"
 
 void quill_cli_init(quill_cli *c, int argc, char **argv, const char *prog) {
@@ -92,6 +93,45 @@ bool quill_cli_adaround_iters(quill_cli *c, long long *n) {
     quill_cli_usage_error(c, "--adaround-iters needs an integer in [0, 10^6], "
                              "got '%s'",
                           v);
+  return true;
+}
+
+const char quill_cli_accuracy_help[] =
+    "  --equalize[=relu6]       cross-layer equalization and high-bias\n"
+    "                           absorption before quantizing (=relu6: treat\n"
+    "                           relu6 as relu, the DFQ paper's choice)\n"
+    "  --bias-correction        correct each conv/gemm bias for its\n"
+    "                           quantized weights' mean error on the\n"
+    "                           calibration data\n"
+    "  --no-equalize, --no-bias-correction\n"
+    "                           override a backend config that asks for them\n"
+    "  --adaround-iters N       choose each weight's rounding on the\n"
+    "                           calibration data with N steps of AdaRound\n"
+    "                           (2000 is a good start; cost grows with\n"
+    "                           N x weights)\n";
+
+bool quill_cli_accuracy(quill_cli *c, int *equalize, int *bias_correction) {
+  const char *a = quill_cli_peek(c);
+  if (!a)
+    return false;
+  if (quill_cli_flag(c, "--equalize")) {
+    *equalize = QUILL_ACCURACY_ON;
+  } else if (strncmp(a, "--equalize=", 11) == 0) {
+    c->i++;
+    if (strcmp(a + 11, "relu6") == 0)
+      *equalize = QUILL_ACCURACY_RELU6;
+    else
+      quill_cli_usage_error(c, "--equalize takes no value or 'relu6', got "
+                               "'%s'", a + 11);
+  } else if (quill_cli_flag(c, "--no-equalize")) {
+    *equalize = QUILL_ACCURACY_OFF;
+  } else if (quill_cli_flag(c, "--bias-correction")) {
+    *bias_correction = QUILL_ACCURACY_ON;
+  } else if (quill_cli_flag(c, "--no-bias-correction")) {
+    *bias_correction = QUILL_ACCURACY_OFF;
+  } else {
+    return false;
+  }
   return true;
 }
 

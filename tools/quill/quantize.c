@@ -8,8 +8,10 @@
  *                  [--input-shape NAME=D,..]... [--print-pipeline] [--time]
  *                  [--load-pass-plugin=LIB]... [--before-quantize=P]
  *                  [--after-quantize=P] [--pass-statistics]
- *                  [--export=NAME:FILE]... [--sensitivity]
- *                  [--target-sqnr DB]
+ *                  [--export=NAME:FILE]... [--equalize[=relu6]]
+ *                  [--bias-correction] [--no-equalize]
+ *                  [--no-bias-correction] [--adaround-iters N]
+ *                  [--sensitivity] [--target-sqnr DB]
  *
  * Flow:
  *
@@ -65,6 +67,7 @@ typedef struct quantize_args {
   bool print_pipeline, time, statistics, sensitivity;
   double target_sqnr; /* -inf: none */
   int form; /* FORM_* */
+  int equalize, bias_correction; /* QUILL_ACCURACY_* */
 } quantize_args;
 
 /* What `quill quantize` produces: integer ops (fuse-qdq), or the reference
@@ -95,13 +98,12 @@ static void print_help(FILE *out) {
       "  --keep-float a,b         ops to keep float (by location name or\n"
       "                           result value name)\n"
       "  --max-samples N          calibrate on the first N samples only\n"
-      "  --adaround-iters N       choose each weight's rounding on the\n"
-      "                           calibration data with N steps of AdaRound\n"
-      "                           (2000 is a good start; cost grows with\n"
-      "                           N x weights)\n"
       "  --input-shape NAME=D,..  static shape of an ONNX graph input (for\n"
       "                           symbolic dims); may be repeated\n"
-      "  --print-pipeline         print the pass pipeline and exit\n"
+      "  --print-pipeline         print the pass pipeline and exit\n",
+      out);
+  fputs(quill_cli_accuracy_help, out);
+  fputs(
       "  --time                   report the time of each pass on stderr\n"
       "  --load-pass-plugin LIB   load a pass plugin (a shared object; see\n"
       "                           docs/c-api.md); may be repeated\n"
@@ -159,6 +161,7 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
     } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
+    } else if (quill_cli_accuracy(&c, &a->equalize, &a->bias_correction)) {
     } else if (quill_cli_value(&c, "--form", &v)) {
       if (v && !strcmp(v, "integer"))
         a->form = FORM_INTEGER;
@@ -299,6 +302,8 @@ static int run(const quantize_args *a) {
       .calib_path = inline_data ? a->calib : NULL,
       .max_samples = (size_t)a->max_samples,
       .adaround_iters = (unsigned)a->adaround_iters,
+      .equalize = a->equalize,
+      .bias_correction = a->bias_correction,
   };
   unsigned stages = a->form == FORM_INTEGER
                         ? QUILL_QUANTIZE_ALL

@@ -62,6 +62,13 @@ bool quill_cli_max_samples(quill_cli *c, long long *n);
 /* --adaround-iters N (0..10^6; 0: off): AdaRound after calibration. */
 bool quill_cli_adaround_iters(quill_cli *c, long long *n);
 bool quill_cli_input_shape(quill_cli *c, const char **shapes, unsigned *n);
+/* The accuracy passes (quantize, report, compile): QUILL_ACCURACY_* into
+ * *equalize / *bias_correction (passes/quantize_pipeline.h).
+ *   --equalize[=relu6]  --no-equalize  --bias-correction
+ *   --no-bias-correction
+ * quill_cli_accuracy_help is their --help text. */
+bool quill_cli_accuracy(quill_cli *c, int *equalize, int *bias_correction);
+extern const char quill_cli_accuracy_help[];
 
 /* ---- models (model.c) ------------------------------------------------------- */
 

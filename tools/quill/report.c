@@ -7,7 +7,8 @@
  *   quill report MODEL --backend NAME|FILE --calib PATH [--max-samples N]
  *                [--keep-float=a,b] [--format text|json|csv|html] [-o FILE]
  *                [--graph FILE.dot|FILE.svg] [--eval x.npy --labels y.npy]
- *                [--input-shape NAME=D,..]...
+ *                [--input-shape NAME=D,..]... [--equalize[=relu6]]
+ *                [--bias-correction] [--no-equalize] [--no-bias-correction]
  *
  * Flow: parse argv (exit 2 on bad usage) -> backend config -> load MODEL
  * -> load the calibration samples (always here: the report runs them
@@ -36,6 +37,7 @@ typedef struct report_args {
   unsigned nshapes;
   const char **plugins;
   unsigned nplugins;
+  int equalize, bias_correction; /* QUILL_ACCURACY_* */
 } report_args;
 
 static void print_help(FILE *out) {
@@ -51,8 +53,10 @@ static void print_help(FILE *out) {
       "  --backend NAME|FILE      a shipped config or a JSON config file\n"
       "  --calib PATH             calibration data (as for quill quantize)\n"
       "  --max-samples N          calibrate and measure on N samples only\n"
-      "  --adaround-iters N       AdaRound the weights as quill quantize does\n"
-      "  --keep-float a,b         ops to keep float (location or value name)\n"
+      "  --keep-float a,b         ops to keep float (location or value name)\n",
+      out);
+  fputs(quill_cli_accuracy_help, out);
+  fputs(
       "  --format F               text (default), json, csv or html; without\n"
       "                           it, -o's extension decides\n"
       "  -o FILE                  write the report to FILE (default: stdout)\n"
@@ -139,6 +143,7 @@ static int parse_args(int argc, char **argv, report_args *a, bool *help) {
       a->eval = v;
     } else if (quill_cli_value(&c, "--labels", &v)) {
       a->labels = v;
+    } else if (quill_cli_accuracy(&c, &a->equalize, &a->bias_correction)) {
     } else if (quill_cli_max_samples(&c, &a->max_samples)) {
     } else if (quill_cli_adaround_iters(&c, &a->adaround_iters)) {
     } else if (quill_cli_input_shape(&c, a->shapes, &a->nshapes)) {
@@ -299,7 +304,9 @@ static int run(const report_args *a) {
                                  .keep_float = a->keep_float,
                                  .max_samples = (size_t)a->max_samples,
                                  .adaround_iters =
-                                     (unsigned)a->adaround_iters};
+                                     (unsigned)a->adaround_iters,
+                                 .equalize = a->equalize,
+                                 .bias_correction = a->bias_correction};
     st = quill_quant_report_create(ctx, m, &qo, ds, &r);
   }
   if (!st)

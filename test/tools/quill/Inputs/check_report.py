@@ -22,7 +22,7 @@ quill, report, fmodel, qmodel, calib, n = sys.argv[1:7]
 imodel = sys.argv[7] if len(sys.argv) > 7 else None
 rep = json.load(open(report))
 top = ["quill_report", "model", "backend", "keep_float", "samples", "rows",
-       "outputs", "compiled_note", "accuracy"]
+       "outputs", "compiled_note", "accuracy", "accuracy_passes"]
 row = ["name", "opcode", "activation", "status", "reason", "fused_into",
        "output", "weight", "weight_sqnr_db", "sqnr_db", "signal", "noise",
        "bias_saturated"]
