@@ -200,10 +200,11 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
     if (o > nvec)
       continue;
     /* SMMLA: 2 weight registers per vector, one x per pixel pair, even
-     * pixel counts */
+     * pixel counts; SDOT: one x register per pixel (indexed sdot) */
     unsigned pmax = p->kind == DOT_SMMLA
                         ? (p->nreg - 2 * o - 1) * 2 / (2 * o + 1)
-                        : (p->nreg - o - spare) / o;
+                    : p->kind == DOT_SDOT ? (p->nreg - o) / (o + 1)
+                                          : (p->nreg - o - spare) / o;
     if (pmax > 12)
       pmax = 12;
     for (unsigned q = pmax; q >= 1; q--) {
@@ -415,9 +416,13 @@ static void mmla_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
   }
 }
 
-/* One channel step kk (kg channels of every tap pixel) of the tile. */
+/* One channel step kk (kg channels of every tap pixel) of the tile. With
+ * x16 (SDOT, 4 steps per trip), pixel q's 4 bytes are lane `lane` of
+ * x16[q], loaded once for the trip: sdot's indexed form, one 16-byte load
+ * per pixel instead of four ld1r and their address arithmetic. */
 static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
-                      LLVMValueRef wp, LLVMValueRef kk) {
+                      LLVMValueRef wp, LLVMValueRef kk,
+                      const LLVMValueRef *x16, unsigned lane) {
   const dot_plan *p = s->p;
   unsigned VL = p->VL, OCB = p->OCB;
   LLVMTypeRef vt = s->vt;
@@ -442,6 +447,17 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
   LLVMValueRef ck = LLVMBuildMul(c->b, kk, cg_i64c(c, p->kg * pe), "");
   for (unsigned q = 0; q < P; q++) {
     LLVMValueRef bp = cg_gep8(c, xp[q], ck);
+    if (x16) {
+      LLVMValueRef m = cg_i32c(c, lane);
+      LLVMValueRef xb = LLVMBuildShuffleVector(
+          c->b, x16[q], LLVMGetUndef(vt),
+          LLVMConstVector((LLVMValueRef[]){m, m, m, m}, 4), "");
+      for (unsigned v = 0; v < OCB; v++) {
+        LLVMValueRef ap = s->acc[q * OCB + v];
+        cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
+      }
+      continue;
+    }
     LLVMValueRef xs = p->kind == DOT_MUL
                           ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
                                           c->t_i32, "")
@@ -511,8 +527,16 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
       c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
   unsigned U = dot_unroll(p);
   cg_for(c, &lk, 0, p->C4, U);
+  LLVMValueRef x16[12];
+  bool indexed = p->kind == DOT_SDOT && U == 4;
+  for (unsigned q = 0; indexed && q < PC; q++)
+    x16[q] = cg_load(c, vt,
+                     cg_gep8(c, xp[q],
+                             LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg), "")),
+                     1);
   for (unsigned u = 0; u < U; u++)
-    dot_kstep(c, s, PC, xp, wp, LLVMBuildAdd(c->b, lk.i, cg_i64c(c, u), ""));
+    dot_kstep(c, s, PC, xp, wp, LLVMBuildAdd(c->b, lk.i, cg_i64c(c, u), ""),
+              indexed ? x16 : NULL, u);
   cg_loop_end(c, &lk);
   cg_loop_end(c, &lj);
   cg_loop_end(c, &li);
