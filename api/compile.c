@@ -97,7 +97,7 @@ static bool llvm_options(quill_context *ctx, const quill_compile_options *o,
   if (o->isa && !quill_llvm_isa_parse(o->isa, &lo->isa)) {
     quill_error(ctx, quill_loc_unknown(),
                 "unknown isa '%s' (auto, portable, avx2, avx-vnni, "
-                "avx512-vnni)",
+                "avx512-vnni, amx, neon-dot, neon-i8mm)",
                 o->isa);
     return false;
   }

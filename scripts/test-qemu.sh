@@ -5,16 +5,20 @@
 #
 #   x86-avx2       --mcpu haswell --isa avx2        qemu-x86_64 -cpu Haswell
 #   x86-portable   --mcpu haswell --isa portable    qemu-x86_64 -cpu Haswell
-#   a64-a55        --target aarch64-linux-gnu --mcpu cortex-a55
+#   a64-a55        --target aarch64-linux-gnu --mcpu cortex-a55 --isa portable
 #                                                   qemu-aarch64 -cpu cortex-a76
 #   a64-n1-dotprod --target aarch64-linux-gnu --mcpu neoverse-n1 --mattr +dotprod
-#                                                   qemu-aarch64 -cpu neoverse-n1
+#                  (the neon-dot path: sdot)        qemu-aarch64 -cpu neoverse-n1
+#   a64-v1-i8mm    --target aarch64-linux-gnu --mcpu neoverse-v1
+#                  (the neon-i8mm path: smmla)      qemu-aarch64 -cpu max
 #
 # QEMU's Haswell has no AVX-512, so a stray EVEX instruction stops the
 # program with SIGILL (checked here too: the avx512-vnni object must die);
-# QEMU 7.2 has no Cortex-A55 model, its A76 (v8.2 + dotprod, a superset)
-# runs that code. AArch64 programs are linked -static with
-# aarch64-linux-gnu-gcc.
+# likewise QEMU's Neoverse-N1 has no i8mm (the neon-i8mm object must die
+# there). QEMU 7.2 has no Cortex-A55 or Neoverse-V1 model: its A76 (v8.2 +
+# dotprod, a superset of the A55) and `max` (v8.6+ with i8mm) run that
+# code. AArch64 programs are linked -static with aarch64-linux-gnu-gcc.
+# QUILL_QEMU_CONFIGS="a64-v1-i8mm ..." runs only the named configurations.
 #
 # For every configuration:
 #  - the digits model (examples/digits, quantized for x86-vnni), linked
@@ -30,7 +34,8 @@
 #    and linked with the shipped quill_rt.c (big.qir must call the pool);
 #  - x86 objects contain no zmm register (no AVX-512 anywhere, run or not);
 #    the avx2 object of big.qir uses vpmaddubsw (its small weights), the
-#    random graphs' vpmaddwd.
+#    random graphs' vpmaddwd; the neon-dot object of big.qir uses sdot,
+#    the neon-i8mm one smmla, the portable AArch64 one neither.
 #
 #   scripts/test-qemu.sh              # installs qemu-user and the AArch64
 #                                     # cross toolchain with apt-get, builds
@@ -172,6 +177,17 @@ run_config() {
        ! grep -q vpmaddubsw "$d/$c/model.s"; then
       bad "$name/big: no vpmaddubsw (the avx2 path's u8 kernel is not tested)"
     fi
+    # the Arm paths' instructions (big.qir: 8-bit weights, 16 channels)
+    if [ "$c" = big ]; then
+      case $name in
+        a64-a55) ! grep -qE 'sdot|smmla' "$d/$c/model.s" ||
+                   bad "$name/big: sdot/smmla in code for the portable path" ;;
+        a64-n1-dotprod) grep -q sdot "$d/$c/model.s" ||
+                   bad "$name/big: no sdot (the neon-dot kernel is not tested)" ;;
+        a64-v1-i8mm) grep -q smmla "$d/$c/model.s" ||
+                   bad "$name/big: no smmla (the neon-i8mm kernel is not tested)" ;;
+      esac
+    fi
     # shellcheck disable=SC2086
     $cc -O2 -I"$d/$c" "$driver" "$d/$c/model.o" $rt -o "$d/$c/run" -lm ||
       { bad "$name/$c: does not link"; continue; }
@@ -194,9 +210,17 @@ a64cc="aarch64-linux-gnu-gcc -static"
 configs=(
   "x86-avx2|--mcpu haswell --isa avx2|cc|$x86run|1"
   "x86-portable|--mcpu haswell --isa portable|cc|$x86run|1"
-  "a64-a55|--target aarch64-linux-gnu --mcpu cortex-a55|$a64cc|qemu-aarch64 -cpu cortex-a76|0"
+  "a64-a55|--target aarch64-linux-gnu --mcpu cortex-a55 --isa portable|$a64cc|qemu-aarch64 -cpu cortex-a76|0"
   "a64-n1-dotprod|--target aarch64-linux-gnu --mcpu neoverse-n1 --mattr +dotprod|$a64cc|qemu-aarch64 -cpu neoverse-n1|0"
+  "a64-v1-i8mm|--target aarch64-linux-gnu --mcpu neoverse-v1|$a64cc|qemu-aarch64 -cpu max|0"
 )
+if [ -n "${QUILL_QEMU_CONFIGS:-}" ]; then
+  keep=()
+  for cfg in "${configs[@]}"; do
+    case " $QUILL_QEMU_CONFIGS " in *" ${cfg%%|*} "*) keep+=("$cfg") ;; esac
+  done
+  configs=("${keep[@]}")
+fi
 jobs_max=${QUILL_QEMU_JOBS:-2}
 for cfg in "${configs[@]}"; do
   IFS='|' read -r name flags cc runner x86 <<<"$cfg"
@@ -215,26 +239,35 @@ for cfg in "${configs[@]}"; do
   fail=$((fail + $(grep -c '^FAIL' "$name.log" || true)))
 done
 
-# The control: AVX-512 code must not run on QEMU's Haswell, else the runs
-# above prove nothing about stray EVEX instructions.
-echo "== control: avx512-vnni code under qemu-x86_64 -cpu Haswell must stop"
-mkdir -p control
-"$quill" compile cases/big.qir -o control/model.o --name model --mcpu znver4 \
-  --isa avx512-vnni
-cc -O2 -Icontrol "$driver" control/model.o -o control/run -lm
-set +e
-# (in a subshell, so that bash's own "Illegal instruction" goes to the
-# log; no core file)
-( ulimit -c 0
-  $x86run control/run cases/big.in0.npy -- cases/big.ref0.npy
-  exit $? ) >control.log 2>&1
-st=$?
-set -e
-if [ $st = 132 ] || grep -q "Illegal instruction" control.log; then
-  note "avx512-vnni object: SIGILL, as it must"
-else
-  bad "avx512-vnni object ran under qemu's Haswell (status $st): the x86 runs above prove nothing"
-fi
+# The controls: AVX-512 code must not run on QEMU's Haswell, nor i8mm code
+# on its Neoverse-N1, else the runs above prove nothing about stray
+# instructions of a newer path.
+# control NAME "COMPILE FLAGS" CC "RUNNER"
+control() {
+  local name=$1 flags=$2 cc=$3 runner=$4
+  echo "== control: $name code under $runner must stop"
+  mkdir -p "control/$name"
+  # shellcheck disable=SC2086
+  "$quill" compile cases/big.qir -o "control/$name/model.o" --name model $flags
+  $cc -O2 -I"control/$name" "$driver" "control/$name/model.o" \
+    -o "control/$name/run" -lm
+  set +e
+  # (in a subshell, so that bash's own "Illegal instruction" goes to the
+  # log; no core file)
+  ( ulimit -c 0
+    $runner "control/$name/run" cases/big.in0.npy -- cases/big.ref0.npy
+    exit $? ) >"control/$name.log" 2>&1
+  local st=$?
+  set -e
+  if [ $st = 132 ] || grep -q "Illegal instruction" "control/$name.log"; then
+    note "$name object: SIGILL, as it must"
+  else
+    bad "$name object ran under $runner (status $st): the runs above prove nothing"
+  fi
+}
+control avx512-vnni "--mcpu znver4 --isa avx512-vnni" cc "$x86run"
+control neon-i8mm "--target aarch64-linux-gnu --mcpu neoverse-v1 --isa neon-i8mm" \
+  "$a64cc" "qemu-aarch64 -cpu neoverse-n1"
 
 echo "test-qemu: $ncheck checks, $fail failures, $(( $(date +%s) - t0 )) s"
 [ $fail = 0 ]

@@ -42,7 +42,8 @@ typedef struct quill_compile_options {
   const char *name;     /* prefix of the generated entry points, a C
                            identifier: NAME_run(...) (NULL: "model") */
   const char *isa;      /* integer kernel path: NULL or "auto", "portable",
-                           "avx2", "avx-vnni", "avx512-vnni" */
+                           "avx2", "avx-vnni", "avx512-vnni", "amx",
+                           "neon-dot", "neon-i8mm" */
   const char *io;       /* NULL or "model": the graph's own IO types;
                            "int8": quantized IO; "float": float IO */
   quill_compile_emit emit; /* default QUILL_EMIT_OBJECT */

@@ -46,6 +46,7 @@ typedef struct cg_target {
   bool x86, aarch64;
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
   bool amx_int8, amx_tile, amx;  /* amx: both */
+  bool dotprod, i8mm;            /* AArch64 sdot, smmla */
   bool linux_os;                 /* the triple's OS is Linux */
   quill_llvm_isa isa;            /* the chosen path for integer kernels */
 } cg_target;

@@ -16,6 +16,21 @@
 #include "ir/strbuf.h"
 #include "targets/llvm/cg_compiled.h"
 
+/* LLVM's own diagnostics go to the context's handler. Remarks are
+ * dropped: the loop vectorizer prints its analysis for every loop whose
+ * width Quill forces (irb.c's loop hints), e.g. "Scalable vectorization
+ * is explicitly disabled" on an SVE CPU such as neoverse-v1. */
+static void llvm_diag(LLVMDiagnosticInfoRef di, void *ud) {
+  LLVMDiagnosticSeverity sev = LLVMGetDiagInfoSeverity(di);
+  if (sev == LLVMDSRemark || sev == LLVMDSNote)
+    return;
+  char *msg = LLVMGetDiagInfoDescription(di);
+  quill_diag_emit(ud, quill_loc_unknown(),
+                  sev == LLVMDSError ? QUILL_DIAG_ERROR : QUILL_DIAG_WARNING,
+                  "LLVM: %s", msg ? msg : "?");
+  LLVMDisposeMessage(msg);
+}
+
 /* ---- the lowering table ---------------------------------------------------- */
 
 static CG_LOWER(lower_nop) {
@@ -350,6 +365,7 @@ quill_status cg_compile(quill_context *ctx, const quill_graph *g,
   res->owns_lc = lc == NULL;
   res->lc = lc ? lc : LLVMContextCreate();
   c->lc = res->lc;
+  LLVMContextSetDiagnosticHandler(c->lc, llvm_diag, ctx);
   res->mod = c->mod = LLVMModuleCreateWithNameInContext(o.name, c->lc);
   c->b = LLVMCreateBuilderInContext(c->lc);
   c->eb = LLVMCreateBuilderInContext(c->lc);

@@ -98,7 +98,9 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a);
 
 /* panel.c: the kernels' input panel (see there). */
 typedef struct cg_panel {
-  bool u8;                  /* u8 domain, else i16 x - zp_x */
+  bool u8;                  /* 8-bit domain (u8, or s8 if s8), else i16
+                               x - zp_x */
+  bool s8;                  /* the s8 domain (AArch64 sdot/smmla) */
   int64_t G, Cg, Cgp;       /* groups, channels per group (rounded) */
   int64_t Hp, Wp;           /* rows, columns */
   int64_t s_n, s_row, s_col; /* element strides */
@@ -114,11 +116,35 @@ bool cg_nhwc_dense(const cg_view *x);
 void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
                    cg_panel *p, bool copy);
+/* The same for the s8 domain (panel.c's header). */
+void cg_panel_plan_s8(cg *c, const cg_conv_geom *g, const cg_view *x,
+                      const cg_value *xv, int64_t Cgp, int64_t zpx,
+                      cg_panel *p, bool copy);
 /* Emit the copy stage (nothing when x is read in place). */
 void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
                    const cg_panel *p);
 /* The panel's base pointer inside a stage. */
 LLVMValueRef cg_panel_base(cg *c, const cg_panel *p, const cg_view *x);
+
+/* conv_arm.c: the AArch64 instructions of conv_dot.c's neon-dot and
+ * neon-i8mm kinds (see there). */
+/* acc + sdot(a, b): <4 x i32> += four s8 x s8 dot products of 4 bytes;
+ * a and b are any 128-bit vectors (bitcast to <16 x i8>). */
+LLVMValueRef cg_arm_sdot(cg *c, LLVMValueRef acc, LLVMValueRef a,
+                         LLVMValueRef b);
+/* acc + smmla(x, w): the 2x2 i32 tile [x0.w0, x0.w1, x1.w0, x1.w1] of two
+ * 8-byte s8 rows of x and of w (each a 128-bit vector). */
+LLVMValueRef cg_arm_smmla(cg *c, LLVMValueRef acc, LLVMValueRef x,
+                          LLVMValueRef w);
+/* <16 x i8>: the 8 bytes at p0, then the 8 bytes at p1. */
+LLVMValueRef cg_arm_load_pair(cg *c, LLVMValueRef p0, LLVMValueRef p1);
+/* smmla tiles <-> per-pixel vectors of 4 channels: the tiles a (channels
+ * 0, 1) and b (channels 2, 3) of pixels 0 and 1 become pixel 0's and
+ * pixel 1's vectors; and a bias vector becomes the two tiles' start. */
+void cg_arm_mmla_to_pixels(cg *c, LLVMValueRef a, LLVMValueRef b,
+                           LLVMValueRef *px0, LLVMValueRef *px1);
+void cg_arm_bias_to_mmla(cg *c, LLVMValueRef bias, LLVMValueRef *ta,
+                         LLVMValueRef *tb);
 
 /* conv_dw.c: depthwise convolution (one input channel per group, channel
  * multiplier 1), vectorized over channels. */

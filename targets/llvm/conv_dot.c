@@ -8,6 +8,8 @@
  *                                                         saturate i16)
  *   WD    vpmaddwd                2   i16    i16 x2      acc += dot2(x, w)
  *   MUL   LLVM vector mul/add     1   i16    i16         acc += x * w
+ *   SDOT  sdot v.4s (AArch64)     4   s8     s8 x4       acc += dot4(x, w)
+ *   SMMLA smmla v.4s (AArch64)    8   s8     s8 x8       2x2 tiles (below)
  *
  * One output tile is PIX consecutive pixels of a row times OCB vectors of
  * VL output channels (PIX * OCB accumulators kept in registers). For each
@@ -33,6 +35,14 @@
  * like everything else). For the i16 kinds the panel holds x - zp_x and
  * padding 0. A u8 NHWC input that needs no padding is read in place.
  *
+ * The Arm kinds (neon-dot, neon-i8mm; instructions in conv_arm.c) read
+ * panel.c's s8 domain, x - 128 for u8 storage, and fold its zpu into the
+ * bias the same way. SMMLA pairs the tile's pixels: accumulator q*OCB + v
+ * of an even q holds the 2x2 tiles of pixels (q, q+1) x channels 0,1 of
+ * vector v, that of q + 1 channels 2,3; they become per-pixel vectors
+ * before the epilogue. An odd remainder tile computes its last pixel
+ * twice and stores it once.
+ *
  * Weights are centered (wc = w - zp_w[m]) and packed per (group, tile) in
  * the order the tile consumes them: [G][tiles][KH][KW][Cgp/kg][TW][kg].
  * Lanes past the last channel are zero; bias and requantization arrays are
@@ -45,7 +55,14 @@
 
 #include "targets/llvm/conv.h"
 
-typedef enum dot_kind { DOT_VNNI, DOT_UBSW, DOT_WD, DOT_MUL } dot_kind;
+typedef enum dot_kind {
+  DOT_VNNI,
+  DOT_UBSW,
+  DOT_WD,
+  DOT_MUL,
+  DOT_SDOT,
+  DOT_SMMLA
+} dot_kind;
 
 typedef struct dot_plan {
   dot_kind kind;
@@ -53,13 +70,19 @@ typedef struct dot_plan {
   int64_t TW, ntiles, Cgp, C4;
   bool rowwin;              /* window rows as one run of KW*Cg elements */
   int64_t KWk;              /* taps the kernel loops over along a row */
-  bool u8panel;
+  bool u8panel;             /* 8-bit panel (u8 domain, s8 if s8panel) */
+  bool s8panel;
   cg_panel pn;
   int64_t npix;             /* OH * OW */
   int64_t chunk, nchunks;   /* pixels per task (a multiple of PIX) */
 } dot_plan;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Bytes of one packed weight vector (VL lanes of kg elements). */
+static int64_t wvec_bytes(const dot_plan *p) {
+  return (int64_t)p->VL * p->kg * (p->u8panel ? 1 : 2);
+}
 
 /* Can vpmaddubsw run these weights without i16 saturation for any u8
  * input? Checked pair by pair as the instruction sums them: neighbouring
@@ -126,6 +149,12 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
                   ? DOT_UBSW
                   : DOT_WD;
     break;
+  case QUILL_LLVM_ISA_NEON_DOT:
+    p->kind = s8w ? DOT_SDOT : DOT_MUL;
+    break;
+  case QUILL_LLVM_ISA_NEON_I8MM:
+    p->kind = s8w ? DOT_SMMLA : DOT_MUL;
+    break;
   default:
     p->kind = DOT_MUL;
     break;
@@ -137,8 +166,12 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
              (p->kind == DOT_MUL && t->avx512f && t->avx512bw);
   p->VL = zmm ? 16 : (t->x86 && (t->avx2 || p->kind != DOT_MUL)) ? 8 : 4;
   p->nreg = zmm || t->aarch64 ? 32 : 16;
-  p->kg = p->kind == DOT_MUL ? 1 : p->kind == DOT_WD ? 2 : 4;
-  p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW;
+  p->kg = p->kind == DOT_MUL     ? 1
+          : p->kind == DOT_WD    ? 2
+          : p->kind == DOT_SMMLA ? 8
+                                 : 4;
+  p->s8panel = p->kind == DOT_SDOT || p->kind == DOT_SMMLA;
+  p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW || p->s8panel;
   /* tile shape: the (channel vectors, pixels) pair with the lowest
    * estimated cost: per tile and kernel step max(o*p dot products, o + p
    * loads) - both issue about twice per cycle - plus an epilogue per
@@ -166,10 +199,17 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
   for (unsigned o = maxo; o >= 1; o--) {
     if (o > nvec)
       continue;
-    unsigned pmax = (p->nreg - o - spare) / o;
+    /* SMMLA: 2 weight registers per vector, one x per pixel pair, even
+     * pixel counts; SDOT: one x register per pixel (indexed sdot) */
+    unsigned pmax = p->kind == DOT_SMMLA
+                        ? (p->nreg - 2 * o - 1) * 2 / (2 * o + 1)
+                    : p->kind == DOT_SDOT ? (p->nreg - o) / (o + 1)
+                                          : (p->nreg - o - spare) / o;
     if (pmax > 12)
       pmax = 12;
     for (unsigned q = pmax; q >= 1; q--) {
+      if (p->kind == DOT_SMMLA && q % 2)
+        continue;
       int64_t full = npix / q, rem = npix % q;
       double lt = o + 1.5 * q, lr = o + 1.5 * (double)rem;
       double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q;
@@ -315,6 +355,8 @@ static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
         2);
     return LLVMBuildAdd(c->b, acc, s, "");
   }
+  case DOT_SDOT:
+    return cg_arm_sdot(c, acc, w, xb);
   default:
     return LLVMBuildAdd(c->b, acc, LLVMBuildMul(c->b, xb, w, ""), "");
   }
@@ -352,17 +394,48 @@ static unsigned dot_unroll(const dot_plan *p) {
   return 1;
 }
 
-/* One channel step kk (kg channels of every tap pixel) of the tile. */
+/* SMMLA's channel step: per pixel pair one 16-byte x (8 channels of
+ * each), per vector two 16-byte weight rows (channels 0,1 and 2,3). */
+static void mmla_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
+                       LLVMValueRef wk, LLVMValueRef ck) {
+  const dot_plan *p = s->p;
+  unsigned OCB = p->OCB;
+  LLVMTypeRef vt = s->vt;
+  LLVMValueRef w[8];
+  for (unsigned v = 0; v < 2 * OCB; v++)
+    w[v] = cg_load(c, vt, cg_gep8(c, wk, cg_i64c(c, v * 16)), 4);
+  for (unsigned q = 0; q + 1 < P; q += 2) {
+    LLVMValueRef x2 = cg_arm_load_pair(c, cg_gep8(c, xp[q], ck),
+                                       cg_gep8(c, xp[q + 1], ck));
+    for (unsigned v = 0; v < OCB; v++)
+      for (unsigned h = 0; h < 2; h++) {
+        LLVMValueRef ap = s->acc[(q + h) * OCB + v];
+        cg_store(c, cg_arm_smmla(c, cg_load(c, vt, ap, 64), x2, w[2 * v + h]),
+                 ap, 64);
+      }
+  }
+}
+
+/* One channel step kk (kg channels of every tap pixel) of the tile. With
+ * x16 (SDOT, 4 steps per trip), pixel q's 4 bytes are lane `lane` of
+ * x16[q], loaded once for the trip: sdot's indexed form, one 16-byte load
+ * per pixel instead of four ld1r and their address arithmetic. */
 static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
-                      LLVMValueRef wp, LLVMValueRef kk) {
+                      LLVMValueRef wp, LLVMValueRef kk,
+                      const LLVMValueRef *x16, unsigned lane) {
   const dot_plan *p = s->p;
   unsigned VL = p->VL, OCB = p->OCB;
   LLVMTypeRef vt = s->vt;
   int64_t pe = p->u8panel ? 1 : 2;
-  int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  int64_t wvec = wvec_bytes(p);
   LLVMValueRef w[4];
   LLVMValueRef wk = cg_gep8(
       c, wp, LLVMBuildMul(c->b, kk, cg_i64c(c, OCB * wvec), ""));
+  if (p->kind == DOT_SMMLA) {
+    mmla_kstep(c, s, P, xp, wk,
+               LLVMBuildMul(c->b, kk, cg_i64c(c, p->kg), ""));
+    return;
+  }
   for (unsigned v = 0; v < OCB; v++) {
     LLVMValueRef ptr = cg_gep8(c, wk, cg_i64c(c, v * wvec));
     if (p->kind == DOT_MUL)
@@ -374,6 +447,17 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
   LLVMValueRef ck = LLVMBuildMul(c->b, kk, cg_i64c(c, p->kg * pe), "");
   for (unsigned q = 0; q < P; q++) {
     LLVMValueRef bp = cg_gep8(c, xp[q], ck);
+    if (x16) {
+      LLVMValueRef m = cg_i32c(c, lane);
+      LLVMValueRef xb = LLVMBuildShuffleVector(
+          c->b, x16[q], LLVMGetUndef(vt),
+          LLVMConstVector((LLVMValueRef[]){m, m, m, m}, 4), "");
+      for (unsigned v = 0; v < OCB; v++) {
+        LLVMValueRef ap = s->acc[q * OCB + v];
+        cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
+      }
+      continue;
+    }
     LLVMValueRef xs = p->kind == DOT_MUL
                           ? LLVMBuildSExt(c->b, cg_load(c, c->t_i16, bp, 1),
                                           c->t_i32, "")
@@ -388,8 +472,11 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
 
 /* One tile of P pixels starting at flattened pixel p0. When the tile
  * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
- * from pixel 0; otherwise each pixel's offsets are computed on entry. */
+ * from pixel 0; otherwise each pixel's offsets are computed on entry.
+ * SMMLA computes an odd P's last pixel twice (PC = P + 1). */
 static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
+  bool mmla = s->p->kind == DOT_SMMLA;
+  unsigned PC = mmla && P % 2 ? P + 1 : P;
   const cg_dot_args *a = s->a;
   const dot_plan *p = s->p;
   const cg_conv_geom *g = &a->g;
@@ -397,7 +484,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   unsigned VL = p->VL, OCB = p->OCB;
   LLVMTypeRef vt = s->vt;
   LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
-  int64_t wvec = p->kind == DOT_MUL ? (int64_t)VL * 2 : (int64_t)VL * 4;
+  int64_t wvec = wvec_bytes(p);
   bool inrow = g->OW % p->PIX == 0 && P == p->PIX;
   LLVMValueRef xo[12], yo[12];
   for (unsigned q = 0; q < P; q++) {
@@ -411,12 +498,19 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
                     &yo[q]);
     }
   }
-  /* acc = bias' */
+  if (PC > P) {
+    xo[P] = xo[P - 1];
+    yo[P] = yo[P - 1];
+  }
+  /* acc = bias' (SMMLA: as tiles) */
   for (unsigned v = 0; v < OCB; v++) {
     LLVMValueRef bch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
     LLVMValueRef b = cg_load(c, vt, cg_gep(c, c->t_i32, s->biasp, bch), 4);
-    for (unsigned q = 0; q < P; q++)
-      cg_store(c, b, s->acc[q * OCB + v], 64);
+    LLVMValueRef bt[2] = {b, b};
+    if (mmla)
+      cg_arm_bias_to_mmla(c, b, &bt[0], &bt[1]);
+    for (unsigned q = 0; q < PC; q++)
+      cg_store(c, bt[q % 2], s->acc[q * OCB + v], 64);
   }
   cg_loop li, lj, lk;
   cg_for(c, &li, 0, g->KH, 1);
@@ -425,7 +519,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
       c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->dh * pn->s_row), ""),
       LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->dw * pn->s_col), ""), "");
   LLVMValueRef xp[12];
-  for (unsigned q = 0; q < P; q++)
+  for (unsigned q = 0; q < PC; q++)
     xp[q] = cg_gep(c, pt, s->panel, LLVMBuildAdd(c->b, xo[q], tapo, ""));
   LLVMValueRef tap = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, p->KWk), ""), lj.i, "");
@@ -433,11 +527,29 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
       c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
   unsigned U = dot_unroll(p);
   cg_for(c, &lk, 0, p->C4, U);
+  LLVMValueRef x16[12];
+  bool indexed = p->kind == DOT_SDOT && U == 4;
+  for (unsigned q = 0; indexed && q < PC; q++)
+    x16[q] = cg_load(c, vt,
+                     cg_gep8(c, xp[q],
+                             LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->kg), "")),
+                     1);
   for (unsigned u = 0; u < U; u++)
-    dot_kstep(c, s, P, xp, wp, LLVMBuildAdd(c->b, lk.i, cg_i64c(c, u), ""));
+    dot_kstep(c, s, PC, xp, wp, LLVMBuildAdd(c->b, lk.i, cg_i64c(c, u), ""),
+              indexed ? x16 : NULL, u);
   cg_loop_end(c, &lk);
   cg_loop_end(c, &lj);
   cg_loop_end(c, &li);
+  if (mmla) /* tiles -> per-pixel vectors */
+    for (unsigned q = 0; q < PC; q += 2)
+      for (unsigned v = 0; v < OCB; v++) {
+        LLVMValueRef ap = s->acc[q * OCB + v], bp = s->acc[(q + 1) * OCB + v];
+        LLVMValueRef x0, x1;
+        cg_arm_mmla_to_pixels(c, cg_load(c, vt, ap, 64), cg_load(c, vt, bp, 64),
+                              &x0, &x1);
+        cg_store(c, x0, ap, 64);
+        cg_store(c, x1, bp, 64);
+      }
   /* epilogue: requantize and store each vector of each pixel */
   const cg_view *y = &a->y;
   bool raw = a->rq->raw;
@@ -521,7 +633,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
   LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "g");
   s.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "n");
-  int64_t wvec = p->kind == DOT_MUL ? (int64_t)p->VL * 2 : (int64_t)p->VL * 4;
+  int64_t wvec = wvec_bytes(p);
   int64_t tile_bytes = g->KH * p->KWk * p->C4 * p->OCB * wvec;
   s.wtile = cg_gep8(
       c, wg,
@@ -567,8 +679,12 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
     return cg_amx_emit(c, a);
   const cg_conv_geom *g = &a->g;
   /* row windows read up to kg - 1 elements past a row: never in place */
-  cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, p.u8panel, p.Cgp,
-                a->zpx, &p.pn, p.rowwin);
+  if (p.s8panel)
+    cg_panel_plan_s8(c, g, &a->x, p.rowwin ? NULL : a->xv, p.Cgp, a->zpx,
+                     &p.pn, p.rowwin);
+  else
+    cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, p.u8panel, p.Cgp,
+                  a->zpx, &p.pn, p.rowwin);
   cg_panel_emit(c, g, &a->x, &p.pn);
   /* pixel chunks: about 8 per (image, group, tile), multiples of PIX */
   p.npix = g->OH * g->OW;

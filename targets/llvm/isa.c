@@ -18,6 +18,11 @@
  * path also needs Linux (the code asks it for the tile state); compiling
  * for the host, it is chosen only when the running kernel offers that
  * state (arch_prctl ARCH_GET_XCOMP_SUPP).
+ *
+ * AArch64 the same way: a table of the CPUs LLVM 19 gives dotprod (sdot)
+ * and i8mm (smmla), read from clang-19's __ARM_FEATURE_DOTPROD and
+ * __ARM_FEATURE_MATMUL_INT8 for each -mcpu, then +/-dotprod, +/-i8mm
+ * (and -neon) on top. Path preference: neon-i8mm > neon-dot > portable.
  */
 #define _DEFAULT_SOURCE /* syscall() */
 #include <stdio.h>
@@ -32,7 +37,8 @@
 #include "targets/llvm/cg.h"
 
 static const char *const isa_names[QUILL_LLVM_ISA_COUNT] = {
-    "auto", "portable", "avx2", "avx-vnni", "avx512-vnni", "amx"};
+    "auto",        "portable", "avx2",     "avx-vnni",
+    "avx512-vnni", "amx",      "neon-dot", "neon-i8mm"};
 
 const char *quill_llvm_isa_name(quill_llvm_isa isa) {
   return isa < QUILL_LLVM_ISA_COUNT ? isa_names[isa] : "?";
@@ -107,6 +113,25 @@ static const char *const aarch64_cpus =
     " neoverse-v1 neoverse-v2 neoverse-v3 neoverse-v3ae oryon-1 saphira"
     " thunderx thunderx2t99 thunderx3t110 thunderxt81 thunderxt83"
     " thunderxt88 tsv110 apple-m1 apple-m2 apple-m3 apple-latest ";
+
+/* AArch64 CPUs with dotprod, and those with i8mm too (LLVM 19). */
+static const char *const aarch64_dotprod_cpus =
+    " ampere1 ampere1a ampere1b apple-a13 apple-a14 apple-a15 apple-a16"
+    " apple-a17 apple-m4 cortex-a510 cortex-a520 cortex-a520ae cortex-a55"
+    " cortex-a65 cortex-a65ae cortex-a710 cortex-a715 cortex-a720"
+    " cortex-a720ae cortex-a725 cortex-a75 cortex-a76 cortex-a76ae cortex-a77"
+    " cortex-a78 cortex-a78ae cortex-a78c cortex-r82 cortex-r82ae cortex-x1"
+    " cortex-x1c cortex-x2 cortex-x3 cortex-x4 cortex-x925 exynos-m4"
+    " exynos-m5 neoverse-512tvb neoverse-e1 neoverse-n1 neoverse-n2"
+    " neoverse-n3 neoverse-v1 neoverse-v2 neoverse-v3 neoverse-v3ae oryon-1"
+    " saphira tsv110 apple-m1 apple-m2 apple-m3 apple-latest ";
+static const char *const aarch64_i8mm_cpus =
+    " ampere1 ampere1a ampere1b apple-a15 apple-a16 apple-a17 apple-m4"
+    " cortex-a510 cortex-a520 cortex-a520ae cortex-a710 cortex-a715"
+    " cortex-a720 cortex-a720ae cortex-a725 cortex-x2 cortex-x3 cortex-x4"
+    " cortex-x925 neoverse-512tvb neoverse-n2 neoverse-n3 neoverse-v1"
+    " neoverse-v2 neoverse-v3 neoverse-v3ae oryon-1 apple-m2 apple-m3"
+    " apple-latest ";
 
 static bool in_list(const char *list, const char *name) {
   size_t n = strlen(name);
@@ -187,6 +212,27 @@ static void apply_features(cg_target *t, const char *fs) {
     t->avxvnni = false;
 }
 
+/* AArch64: "+dotprod,-i8mm" on top of the CPU's features. */
+static void apply_aarch64_features(cg_target *t, const char *fs) {
+  const char *p = fs;
+  while (p && *p) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n > 1 && (p[0] == '+' || p[0] == '-')) {
+      bool on = p[0] == '+';
+      const char *f = p + 1;
+      size_t m = n - 1;
+      if (m == 7 && !strncmp(f, "dotprod", 7))
+        t->dotprod = on;
+      else if (m == 4 && !strncmp(f, "i8mm", 4))
+        t->i8mm = on;
+      else if (!on && m == 4 && !strncmp(f, "neon", 4))
+        t->dotprod = t->i8mm = false;
+    }
+    p = e ? e + 1 : NULL;
+  }
+}
+
 /* Does the running kernel offer the AMX tile data state (XTILEDATA,
  * state component 18)? */
 static bool host_amx_state(void) {
@@ -218,6 +264,8 @@ static void target_paths(cg_target *t, bool host_cpu,
   can[QUILL_LLVM_ISA_AMX] = can[QUILL_LLVM_ISA_AVX512_VNNI] && t->amx &&
                             t->linux_os && !strncmp(t->triple, "x86_64", 6) &&
                             (!host_cpu || host_amx_state());
+  can[QUILL_LLVM_ISA_NEON_DOT] = t->aarch64 && t->dotprod;
+  can[QUILL_LLVM_ISA_NEON_I8MM] = t->aarch64 && t->i8mm;
 }
 
 /* "portable, avx2, ..." */
@@ -312,11 +360,16 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     set_class(t, cls < 0 ? X_BASE : cls);
     t->amx_int8 = t->amx_tile = in_list(amx_cpus, t->cpu);
     apply_features(t, t->features);
-  } else if (t->aarch64 && !host_cpu && !in_list(aarch64_cpus, t->cpu)) {
-    quill_error(ctx, nowhere, "unsupported CPU '%s' for target '%s'", t->cpu,
-                t->triple);
-    cg_target_free(ctx, t);
-    return QUILL_ERR_INVALID;
+  } else if (t->aarch64) {
+    if (!host_cpu && !in_list(aarch64_cpus, t->cpu)) {
+      quill_error(ctx, nowhere, "unsupported CPU '%s' for target '%s'", t->cpu,
+                  t->triple);
+      cg_target_free(ctx, t);
+      return QUILL_ERR_INVALID;
+    }
+    t->dotprod = in_list(aarch64_dotprod_cpus, t->cpu);
+    t->i8mm = in_list(aarch64_i8mm_cpus, t->cpu);
+    apply_aarch64_features(t, t->features);
   }
   bool can[QUILL_LLVM_ISA_COUNT];
   target_paths(t, host_cpu, can);
@@ -339,7 +392,9 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     }
     t->isa = o->isa;
   } else {
-    t->isa = can[QUILL_LLVM_ISA_AMX]           ? QUILL_LLVM_ISA_AMX
+    t->isa = can[QUILL_LLVM_ISA_NEON_I8MM]     ? QUILL_LLVM_ISA_NEON_I8MM
+             : can[QUILL_LLVM_ISA_NEON_DOT]    ? QUILL_LLVM_ISA_NEON_DOT
+             : can[QUILL_LLVM_ISA_AMX]         ? QUILL_LLVM_ISA_AMX
              : can[QUILL_LLVM_ISA_AVX512_VNNI] ? QUILL_LLVM_ISA_AVX512_VNNI
              : can[QUILL_LLVM_ISA_AVX_VNNI]  ? QUILL_LLVM_ISA_AVX_VNNI
              : can[QUILL_LLVM_ISA_AVX2]      ? QUILL_LLVM_ISA_AVX2

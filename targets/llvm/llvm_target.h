@@ -45,10 +45,14 @@ typedef enum quill_llvm_isa {
   QUILL_LLVM_ISA_AVX512_VNNI, /* vpdpbusd zmm */
   QUILL_LLVM_ISA_AMX,         /* avx512-vnni, convs and matmuls on AMX tiles
                                  (tdpbusd; x86-64 Linux) */
+  QUILL_LLVM_ISA_NEON_DOT,    /* AArch64 sdot (dotprod), 128-bit */
+  QUILL_LLVM_ISA_NEON_I8MM,   /* AArch64 smmla (i8mm): 2 pixels x 2
+                                 channels x 8 inputs per instruction */
   QUILL_LLVM_ISA_COUNT
 } quill_llvm_isa;
 
-/* "portable", "avx2", "avx-vnni", "avx512-vnni" ("auto" parses too). */
+/* "portable", "avx2", "avx-vnni", "avx512-vnni", "amx", "neon-dot",
+ * "neon-i8mm" ("auto" parses too). */
 const char *quill_llvm_isa_name(quill_llvm_isa isa);
 bool quill_llvm_isa_parse(const char *name, quill_llvm_isa *out);
 

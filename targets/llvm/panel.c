@@ -10,9 +10,12 @@
  *
  *   u8 domain:  T(x) = x (u8 storage) or x ^ 0x80 = x + 128 (i8 storage);
  *               pad value zpu = zp_x (+ 128): (pad - zpu) contributes 0
+ *   s8 domain:  T(x) = x (i8 storage) or x ^ 0x80 = x - 128 (u8 storage);
+ *               pad value zpu = zp_x (- 128) (the AArch64 sdot/smmla
+ *               kernels multiply s8 by s8)
  *   i16 domain: T(x) = x - zp_x; pad value 0
  *
- * When x already is exactly that (u8, NHWC without gaps, no padding
+ * When x already is exactly that (u8 or s8, NHWC without gaps, no padding
  * needed, channels not rounded), or when memplan.c stored x inside a
  * buffer whose halo holds the zero point (its producer writes the
  * interior, a fill stage the border), the kernel reads x in place and no
@@ -34,6 +37,8 @@ bool cg_nhwc_dense(const cg_view *x) {
  * zero point and covers this conv's pads: read the whole buffer in place. */
 static bool in_halo(const cg_conv_geom *g, const cg_view *x,
                     const cg_value *xv, bool u8, int64_t Cgp, cg_panel *p) {
+  if (p->s8 && !quill_type_is_signed(cg_storage(x->elem)))
+    return false;
   if (!xv || !xv->haloed || !u8 || Cgp != g->Cg || g->G != 1 ||
       x->offset != xv->view.offset || x->slot != xv->view.slot ||
       memcmp(x->strides, xv->view.strides, 4 * sizeof(int64_t)) ||
@@ -54,20 +59,25 @@ static bool in_halo(const cg_conv_geom *g, const cg_view *x,
   return true;
 }
 
-void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
-                   const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
-                   cg_panel *p, bool copy) {
+static void plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                 const cg_value *xv, bool u8, bool s8, int64_t Cgp,
+                 int64_t zpx, cg_panel *p, bool copy) {
   memset(p, 0, sizeof *p);
   bool signed_x = quill_type_is_signed(cg_storage(x->elem));
-  p->u8 = u8;
+  p->u8 = u8 || s8;
+  p->s8 = s8;
+  u8 = p->u8;
   p->G = g->G;
   p->Cg = g->Cg;
   p->Cgp = Cgp;
-  p->zpu = u8 ? zpx + (signed_x ? 128 : 0) : 0;
+  p->zpu = s8 ? zpx - (signed_x ? 0 : 128)
+           : u8 ? zpx + (signed_x ? 128 : 0)
+                : 0;
   p->zpx = zpx;
   int64_t hneed = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
   int64_t wneed = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-  bool direct = !copy && u8 && !signed_x && cg_nhwc_dense(x) && g->pt == 0 &&
+  bool direct = !copy && u8 && signed_x == s8 && cg_nhwc_dense(x) &&
+                g->pt == 0 &&
                 g->pl == 0 && hneed <= g->H && wneed <= g->W &&
                 Cgp == g->Cg && x->offset == 0;
   p->slot = -1;
@@ -93,6 +103,18 @@ void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
   p->slot = cg_workspace(c, bytes);
 }
 
+void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                   const cg_value *xv, bool u8, int64_t Cgp, int64_t zpx,
+                   cg_panel *p, bool copy) {
+  plan(c, g, x, xv, u8, false, Cgp, zpx, p, copy);
+}
+
+void cg_panel_plan_s8(cg *c, const cg_conv_geom *g, const cg_view *x,
+                      const cg_value *xv, int64_t Cgp, int64_t zpx,
+                      cg_panel *p, bool copy) {
+  plan(c, g, x, xv, false, true, Cgp, zpx, p, copy);
+}
+
 LLVMValueRef cg_panel_base(cg *c, const cg_panel *p, const cg_view *x) {
   (void)x;
   return p->slot >= 0 ? cg_slot_ptr(c, p->slot) : cg_view_base(c, &p->base);
@@ -107,7 +129,7 @@ void cg_panel_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
   cg_stage_begin(c, "panel", g->N * p->Hp);
   LLVMValueRef xb = cg_view_base(c, x), pb = cg_slot_ptr(c, p->slot);
   LLVMTypeRef xt = cg_elem_type(c, x->elem);
-  bool flip = p->u8 && quill_type_is_signed(cg_storage(x->elem));
+  bool flip = p->u8 && quill_type_is_signed(cg_storage(x->elem)) != p->s8;
   LLVMValueRef padv = p->u8 ? cg_i8c(c, p->zpu) : cg_i16c(c, 0);
   cg_loop lt, lw, lg, lc;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);

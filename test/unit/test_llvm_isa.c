@@ -5,8 +5,10 @@
  * Named CPUs (--mcpu) get fixed answers, checked here for the CPUs our
  * machines and users have: Intel Haswell (AVX2 only), Skylake-AVX512 (no
  * VNNI), Sapphire Rapids (AVX-512 VNNI, AVX-VNNI, AMX), AMD Zen 4
- * (AVX-512 VNNI, no AVX-VNNI, no AMX) and Arm Cortex-A76, with --mattr
- * narrowing some of them. For the host the answer depends on the CPU the
+ * (AVX-512 VNNI, no AVX-VNNI, no AMX), Arm Cortex-A53 (no dotprod),
+ * Cortex-A55/A76 and Neoverse-N1 (dotprod: neon-dot) and Neoverse-V1/N2
+ * (dotprod and i8mm: neon-i8mm), with --mattr narrowing or widening some
+ * of them. For the host the answer depends on the CPU the
  * test runs on, so the test checks consistency instead: every path the
  * library offers compiles and runs a quantized conv bit-exactly, and every
  * path it does not offer is refused with a message naming the paths that
@@ -20,6 +22,8 @@
 #define BIT(p) (1u << QUILL_LLVM_ISA_##p)
 #define X86_AVX2 (BIT(PORTABLE) | BIT(AVX2))
 #define X86_VNNI512 (X86_AVX2 | BIT(AVX_VNNI) | BIT(AVX512_VNNI))
+#define A64_DOT (BIT(PORTABLE) | BIT(NEON_DOT))
+#define A64_I8MM (A64_DOT | BIT(NEON_I8MM))
 
 typedef struct isa_answer {
   const char *triple, *cpu, *features;
@@ -51,10 +55,31 @@ static const isa_answer answers[] = {
      QUILL_LLVM_ISA_AVX_VNNI},
     {"x86_64-unknown-linux-gnu", "x86-64", NULL, BIT(PORTABLE),
      QUILL_LLVM_ISA_PORTABLE},
-    {"aarch64-linux-gnu", "cortex-a76", NULL, BIT(PORTABLE),
+    {"aarch64-linux-gnu", "cortex-a53", NULL, BIT(PORTABLE),
      QUILL_LLVM_ISA_PORTABLE},
-    {"aarch64-linux-gnu", "neoverse-n1", "+dotprod", BIT(PORTABLE),
+    {"aarch64-linux-gnu", "generic", NULL, BIT(PORTABLE),
      QUILL_LLVM_ISA_PORTABLE},
+    {"aarch64-linux-gnu", "cortex-a55", NULL, A64_DOT,
+     QUILL_LLVM_ISA_NEON_DOT},
+    {"aarch64-linux-gnu", "cortex-a76", NULL, A64_DOT,
+     QUILL_LLVM_ISA_NEON_DOT},
+    {"aarch64-linux-gnu", "cortex-a76", "-dotprod", BIT(PORTABLE),
+     QUILL_LLVM_ISA_PORTABLE},
+    {"aarch64-linux-gnu", "neoverse-n1", "+dotprod", A64_DOT,
+     QUILL_LLVM_ISA_NEON_DOT},
+    {"aarch64-linux-gnu", "neoverse-v1", NULL, A64_I8MM,
+     QUILL_LLVM_ISA_NEON_I8MM},
+    {"aarch64-linux-gnu", "neoverse-n2", NULL, A64_I8MM,
+     QUILL_LLVM_ISA_NEON_I8MM},
+    {"aarch64-linux-gnu", "neoverse-v1", "-i8mm", A64_DOT,
+     QUILL_LLVM_ISA_NEON_DOT},
+    {"aarch64-linux-gnu", "cortex-a76", "+i8mm", A64_I8MM,
+     QUILL_LLVM_ISA_NEON_I8MM},
+    {"aarch64-linux-gnu", "neoverse-v1", "-neon", BIT(PORTABLE),
+     QUILL_LLVM_ISA_PORTABLE},
+    /* the Arm paths are AArch64's only */
+    {"x86_64-unknown-linux-gnu", "znver4", "+dotprod,+i8mm", X86_VNNI512,
+     QUILL_LLVM_ISA_AVX512_VNNI},
 };
 
 static void test_named_cpus(void) {

@@ -66,7 +66,8 @@ static void print_help(FILE *out) {
       "  --mcpu CPU            target CPU (default: the host's)\n"
       "  --mattr FEATURES      target features, e.g. +avx2,-avx512f\n"
       "  --isa PATH            integer kernel path: auto (default), portable,\n"
-      "                        avx2, avx-vnni, avx512-vnni, amx\n"
+      "                        avx2, avx-vnni, avx512-vnni, amx, neon-dot,\n"
+      "                        neon-i8mm\n"
       "  --threads N           split kernels over N threads (N > 1 needs\n"
       "                        quill_rt.c, written next to OUT)\n"
       "  --io=MODE             model (default): the graph's IO types; int8:\n"
@@ -147,7 +148,8 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--isa", &v)) {
       if (v && !quill_llvm_isa_parse(v, &a->isa))
         quill_cli_usage_error(&c, "--isa must be auto, portable, avx2, "
-                                  "avx-vnni, avx512-vnni or amx, got '%s'",
+                                  "avx-vnni, avx512-vnni, amx, neon-dot or "
+                                  "neon-i8mm, got '%s'",
                               v);
     } else if (quill_cli_value(&c, "--threads", &v)) {
       char *end;

@@ -82,7 +82,7 @@ static void print_help(FILE *out) {
       "                           (compiled in process) instead of the\n"
       "                           reference interpreter\n"
       "  --isa PATH               with --jit: auto, portable, avx2, avx-vnni,\n"
-      "                           avx512-vnni, amx\n"
+      "                           avx512-vnni, amx, neon-dot, neon-i8mm\n"
       "  --threads N              with --jit: threads for the kernels\n"
       "  -h, --help               show this help\n\n"
       "Input types must equal the model's input types (shape and element\n"
@@ -183,7 +183,8 @@ static int parse_args(int argc, char **argv, run_args *a, bool *help) {
     } else if (quill_cli_value(&c, "--isa", &v)) {
       if (v && !quill_llvm_isa_parse(v, &a->isa))
         quill_cli_usage_error(&c, "--isa must be auto, portable, avx2, "
-                                  "avx-vnni, avx512-vnni or amx, got '%s'",
+                                  "avx-vnni, avx512-vnni, amx, neon-dot or "
+                                  "neon-i8mm, got '%s'",
                               v);
     } else if (quill_cli_value(&c, "--threads", &v)) {
       char *end;
