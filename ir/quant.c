@@ -242,3 +242,13 @@ int64_t quill_qadd_fixed(int64_t da, int64_t db, const quill_qadd_params *p,
   int32_t sum = (int32_t)(uint32_t)((uint64_t)ra + (uint64_t)rb);
   return quill_requant_fixed(sum, p->multiplier[2], p->shift[2], r);
 }
+
+quill_type *quill_fake_quant_type(const quill_op *fq) {
+  const quill_attr *a = quill_op_attr(fq, "quant");
+  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
+    return NULL;
+  quill_type *t = quill_attr_type_value(a);
+  if (quill_type_is_tensor(t))
+    t = quill_type_elem(t);
+  return quill_type_is_quant(t) ? t : NULL;
+}

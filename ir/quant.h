@@ -124,6 +124,10 @@ static inline int64_t quill_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The calibrated `quant` attribute of a fake_quant op: its quant element
+ * type (also when the attribute holds a tensor type of one), or NULL. */
+quill_type *quill_fake_quant_type(const quill_op *fq);
+
 QUILL_END_DECLS
 
 #endif /* QUILL_IR_QUANT_H */

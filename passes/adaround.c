@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "passes/calib_data.h"
+#include "ir/quant.h"
 #include "passes/pass.h"
 #include "targets/reference/ref.h"
 
@@ -88,15 +89,6 @@ static size_t rnd_below(uint64_t *s, size_t n) {
 
 /* ---- finding the layers ----------------------------------------------------------- */
 
-static quill_type *fq_quant(const quill_op *fq) {
-  const quill_attr *a = quill_op_attr(fq, "quant");
-  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
-    return NULL;
-  quill_type *t = quill_attr_type_value(a);
-  if (quill_type_is_tensor(t))
-    t = quill_type_elem(t);
-  return quill_type_is_quant(t) ? t : NULL;
-}
 
 static int64_t attr_at(const quill_op *op, const char *name, unsigned i,
                        int64_t dflt) {
@@ -120,7 +112,7 @@ static bool layer_of(adarun *r, quill_op *op, layer *l) {
   if (!fq || quill_op_opcode(fq) != QUILL_OP_FAKE_QUANT ||
       !quill_value_constant(quill_op_operand(fq, 0)))
     return false;
-  quill_type *qe = fq_quant(fq);
+  quill_type *qe = quill_fake_quant_type(fq);
   quill_type *wt = quill_value_type(quill_op_operand(fq, 0));
   quill_type *xt = quill_value_type(quill_op_operand(op, 0));
   if (!qe || quill_type_rank(wt) < 2 ||
@@ -171,7 +163,7 @@ static bool layer_of(adarun *r, quill_op *op, layer *l) {
 /* Weights, scales and zero points into l (NOMEM only). */
 static quill_status load_weights(adarun *r, layer *l) {
   quill_context *ctx = r->ctx;
-  quill_type *qe = fq_quant(l->wfq);
+  quill_type *qe = quill_fake_quant_type(l->wfq);
   quill_tensor w = quill_tensor_from_attr(
       quill_value_constant(quill_op_operand(l->wfq, 0)));
   l->w = quill_calloc(ctx, l->cout * l->k, sizeof *l->w);

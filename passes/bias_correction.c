@@ -44,21 +44,11 @@
 #include "ir/quant.h"
 #include "passes/layer_data.h"
 
-/* The calibrated quant element type of fake_quant fq, or NULL. */
-static quill_type *fq_quant(const quill_op *fq) {
-  const quill_attr *a = quill_op_attr(fq, "quant");
-  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
-    return NULL;
-  quill_type *t = quill_attr_type_value(a);
-  if (quill_type_is_tensor(t))
-    t = quill_type_elem(t);
-  return quill_type_is_quant(t) ? t : NULL;
-}
 
 /* The fake_quant under op's weight operand, or NULL. */
 static quill_op *weight_fq(const quill_op *op) {
   quill_op *fq = quill_value_def(quill_op_operand(op, 1));
-  if (!fq || quill_op_opcode(fq) != QUILL_OP_FAKE_QUANT || !fq_quant(fq))
+  if (!fq || quill_op_opcode(fq) != QUILL_OP_FAKE_QUANT || !quill_fake_quant_type(fq))
     return NULL;
   return fq;
 }
@@ -148,7 +138,7 @@ static quill_status find_layers(bc_run *r, quill_graph *g) {
 /* Correct one layer from its input's channel means. */
 static quill_status correct(bc_run *r, quill_layer *L, const double *mean) {
   quill_context *ctx = r->ctx;
-  weight_error(L, fq_quant(weight_fq(L->op)), r->rounding);
+  weight_error(L, quill_fake_quant_type(weight_fq(L->op)), r->rounding);
   size_t c = (size_t)L->out_ch;
   double *shift = quill_calloc(ctx, c, sizeof *shift);
   if (!shift || !quill_layer_ensure_bias(ctx, L)) {

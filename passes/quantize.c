@@ -71,16 +71,6 @@ static bool is_float_tensor(const quill_type *t) {
   return t && quill_type_is_tensor(t) && quill_type_is_float(quill_type_elem(t));
 }
 
-/* The quant element type in a fake_quant's `quant` attribute, or NULL. */
-static quill_type *fq_quant(const quill_op *fq) {
-  const quill_attr *a = quill_op_attr(fq, "quant");
-  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
-    return NULL;
-  quill_type *t = quill_attr_type_value(a);
-  if (quill_type_is_tensor(t))
-    t = quill_type_elem(t);
-  return quill_type_is_quant(t) ? t : NULL;
-}
 
 static const char *fq_subject(const quill_op *fq) {
   const quill_value *v = quill_op_operand(fq, 0);
@@ -201,7 +191,7 @@ static quill_value *quantize_constant(qrun *r, quill_op *pos,
 
 static quill_status rewrite_fake_quant(qrun *r, quill_op *fq) {
   quill_value *x = quill_op_operand(fq, 0), *y = quill_op_result(fq, 0);
-  quill_type *qe = fq_quant(fq);
+  quill_type *qe = quill_fake_quant_type(fq);
   const quill_attr *c = quill_value_constant(x);
   quill_value *dq = c ? quantize_constant(r, fq, c, qe, quill_op_loc(fq))
                       : qdq(r, fq, x, qe, quill_op_loc(fq));
@@ -508,7 +498,7 @@ static quill_status check_calibrated(qrun *r, quill_module *m) {
   quill_status st = QUILL_OK;
   for (unsigned gi = 0; gi < quill_module_num_graphs(m); gi++)
     QUILL_GRAPH_FOREACH(quill_module_graph(m, gi), op) {
-      if (quill_op_opcode(op) != QUILL_OP_FAKE_QUANT || fq_quant(op))
+      if (quill_op_opcode(op) != QUILL_OP_FAKE_QUANT || quill_fake_quant_type(op))
         continue;
       st = quill_error(r->ctx, quill_op_loc(op),
                        "quantize: the fake_quant of '%s' is not calibrated "

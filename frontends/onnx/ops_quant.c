@@ -337,6 +337,23 @@ static quill_status emit_qconv(onnx_importer *im, const onnx_node *n,
   return onnx_set_output(im, n, 0, r);
 }
 
+/* The matmul result shape of a and b into *out (else a shape error at the
+ * node). */
+static quill_status matmul_shape(onnx_importer *im, const onnx_node *n,
+                                 const quill_value *a, const quill_value *b,
+                                 quill_shape *out) {
+  quill_shape as, bs;
+  onnx_shape(a, &as);
+  onnx_shape(b, &bs);
+  quill_strbuf why;
+  quill_strbuf_init(&why, im->ctx);
+  bool ok = quill_shape_matmul(&as, &bs, out, &why);
+  if (!ok)
+    onnx_shape_error(im, n, "incompatible operand shapes", &why);
+  quill_strbuf_free(&why);
+  return ok ? QUILL_OK : QUILL_ERR_INVALID;
+}
+
 /* ---- run-time zero points (onnxruntime's dynamic quantization) ----------------- */
 
 /* MatMulInteger(a, b, za, zb) and ConvInteger(x, w, zx, zw) whose zero
@@ -419,17 +436,10 @@ static quill_status import_integer_in_float(onnx_importer *im,
     if (emit_conv(im, n, QUILL_OP_CONV2D, ops, 2, f32(im), &r))
       return QUILL_ERR_INVALID;
   } else {
-    quill_shape as, bs, out;
-    onnx_shape(ops[0], &as);
-    onnx_shape(ops[1], &bs);
-    quill_strbuf why;
-    quill_strbuf_init(&why, im->ctx);
-    bool ok = quill_shape_matmul(&as, &bs, &out, &why);
-    if (!ok)
-      onnx_shape_error(im, n, "incompatible operand shapes", &why);
-    quill_strbuf_free(&why);
-    if (!ok || onnx_emit1(im, n, QUILL_OP_MATMUL, 2, ops,
-                          onnx_type(im, &out, f32(im)), 0, NULL, &r))
+    quill_shape out;
+    if (matmul_shape(im, n, ops[0], ops[1], &out) ||
+        onnx_emit1(im, n, QUILL_OP_MATMUL, 2, ops,
+                   onnx_type(im, &out, f32(im)), 0, NULL, &r))
       return QUILL_ERR_INVALID;
   }
   quill_type *i32 = quill_type_scalar(im->ctx, QUILL_TYPE_I32);
@@ -475,16 +485,10 @@ quill_status onnx_import_qmatmul(onnx_importer *im, const onnx_node *n) {
   if (onnx_input(im, n, 0, &a) || onnx_input(im, n, integer ? 1 : 3, &b))
     return QUILL_ERR_INVALID;
   quill_shape as, bs, out;
+  if (matmul_shape(im, n, a, b, &out))
+    return QUILL_ERR_INVALID;
   onnx_shape(a, &as);
   onnx_shape(b, &bs);
-  quill_strbuf why;
-  quill_strbuf_init(&why, im->ctx);
-  bool ok = quill_shape_matmul(&as, &bs, &out, &why);
-  if (!ok)
-    onnx_shape_error(im, n, "incompatible operand shapes", &why);
-  quill_strbuf_free(&why);
-  if (!ok)
-    return QUILL_ERR_INVALID;
   /* A's parameters must be per tensor; B's may be per column. */
   int64_t bcol = bs.rank ? (int64_t)bs.rank - 1 : 0;
   qspec qa = {integer ? NO_INPUT : 1, integer ? 2 : 2, NULL, f32(im),

@@ -3,7 +3,9 @@
  * calibration datasets from files or memory (passes/calib_data.h), the
  * quantization pipeline of `quill quantize` spelled once and run by stages
  * (passes/quantize_pipeline.h), per-op quantization reports
- * (passes/quant_report.h), and quill_quantize, the whole thing in one call.
+ * (passes/quant_report.h), the per-op sensitivity analysis behind `quill
+ * quantize --sensitivity` (passes/sensitivity.h), and quill_quantize, the
+ * whole thing in one call.
  *
  *   quill_calib_dataset *ds = quill_calib_dataset_create(ctx, graph);
  *   quill_calib_dataset_add(ds, &tensor, 1, NULL);     ... per sample
@@ -23,6 +25,7 @@
 #include "passes/calib_data.h"
 #include "passes/quantize_pipeline.h"
 #include "passes/quant_report.h"
+#include "passes/sensitivity.h"
 
 QUILL_BEGIN_DECLS
 

@@ -180,23 +180,13 @@ QUILL_REF_KERNEL(quill_ref_kernel_requantize) {
   return QUILL_OK;
 }
 
-/* The `quant` attribute: a quant element type, or a tensor type of one. */
-static quill_type *fake_quant_type(const quill_op *op) {
-  const quill_attr *a = quill_op_attr(op, "quant");
-  if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)
-    return NULL;
-  quill_type *t = quill_attr_type_value(a);
-  if (quill_type_is_tensor(t))
-    t = quill_type_elem(t);
-  return quill_type_is_quant(t) ? t : NULL;
-}
 
 QUILL_REF_KERNEL(quill_ref_kernel_fake_quant) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
   if (x->size != y->size || check_same_count(ctx, op, x, y))
     return quill_ref_op_error(ctx, op, "result type differs from operand");
-  quill_type *qe = fake_quant_type(op);
+  quill_type *qe = quill_fake_quant_type(op);
   if (!qe) {
     if (y->size)
       memcpy(y->data, x->data, y->size);

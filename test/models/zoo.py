@@ -247,11 +247,19 @@ def table(rows):
     return "\n".join(out) + "\n"
 
 
-def failed(row):
-    hard = ("import", "vnni_sqnr", "vnni_jit_diffs", "compile_s", "tflite_sqnr", "qdq_sqnr")
+def failed(row, xfail=()):
+    """Whether a strict run fails on row; cells named MODEL:tflite in xfail
+    (known failures, each reported) are not counted."""
+    hard = ["import", "vnni_sqnr", "vnni_jit_diffs", "compile_s", "qdq_sqnr"]
+    tflite_bad = "tflite_sqnr_error" in row or row.get("tflite_lsb", 0) > 1
+    if "%s:tflite" % row["model"] in xfail:
+        if tflite_bad:
+            print("XFAIL %s: tflite (known failure)" % row["model"])
+    elif tflite_bad:
+        return True
     if any(k + "_error" in row for k in hard):
         return True
-    return row.get("vnni_jit_diffs", 0) != 0 or row.get("tflite_lsb", 0) > 1
+    return row.get("vnni_jit_diffs", 0) != 0
 
 
 def main():
@@ -263,6 +271,8 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--xfail", default="",
+                    help="MODEL:tflite,...: known failures --strict does not count")
     a = ap.parse_args()
     b = {"quill": os.path.join(a.build, "quill"),
          "translate": os.path.join(a.build, "quill-translate")}
@@ -283,7 +293,8 @@ def main():
             json.dump(rows, f, indent=1)
     if a.md:
         md_section.write_between(a.md, text, BEGIN, END)
-    bad = [r["model"] for r in rows if failed(r)]
+    xfail = [x for x in a.xfail.split(",") if x]
+    bad = [r["model"] for r in rows if failed(r, xfail)]
     if a.strict and bad:
         print("FAILED: %s" % ", ".join(bad))
         return 1

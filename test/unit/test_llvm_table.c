@@ -15,7 +15,6 @@
 /* Ops without a lowering (float ops nobody quantizes, training-time ops). */
 static const quill_opcode unsupported[] = {
     QUILL_OP_FAKE_QUANT,
-    QUILL_OP_DYNAMIC_QUANTIZE,
     /* a plugin's op: its meaning is registered at run time (reference
      * evaluator), there is no code to generate for it */
     QUILL_OP_CUSTOM,
