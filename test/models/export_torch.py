@@ -38,7 +38,12 @@ def build(name):
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = dict(aux_logits=False, init_weights=True)
-    return getattr(torchvision.models, name)(**kwargs)
+    m = getattr(torchvision.models, name)(**kwargs)
+    if name.startswith("vit_"):
+        # torchvision zero-initializes the ViT head: with random weights the
+        # output would be the zero bias whatever the input
+        torch.nn.init.normal_(m.heads.head.weight, std=0.01)
+    return m
 
 
 def input_shape(name, size):
