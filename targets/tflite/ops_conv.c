@@ -72,7 +72,7 @@ static int32_t filter_tensor(tflite_exporter *ex, const quill_attr *w,
                     quill_type_elem_bytes(we), data);
   int64_t pd[4] = {wd[perm[0]], wd[perm[1]], wd[perm[2]], wd[perm[3]]};
   int32_t t = tx_const(ex, name, tx_tensor_type(we), 4, pd, data, size, false);
-  int32_t qa = quill_type_quant_axis_of(we);
+  int32_t qa = quill_type_is_quant(we) ? quill_type_quant_axis_of(we) : -1;
   int32_t qdim = 0;
   for (int j = 0; j < 4 && qa >= 0; j++)
     if (perm[j] == qa)
