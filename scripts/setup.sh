@@ -6,6 +6,7 @@ PKGS="cmake ninja-build gcc llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-de
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev libjansson-dev
       libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision
       python3-sklearn python3-venv python3-flatbuffers python3-pyarmnn
+      python3-pil fonts-dejavu-core fonts-liberation2
       python3 pkg-config
       qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=""
