@@ -37,7 +37,12 @@
  * The stage's tasks are cut into about 4 contiguous chunks per thread,
  * and every thread, the caller included, claims the next chunk with a
  * compare-and-swap on `state` (which fails once the generation has moved
- * on, so a late worker never runs a finished stage). A worker that has not
+ * on, so a late worker never runs a finished stage). Before it writes the
+ * next stage's fields the caller closes the finished generation (state =
+ * g | CLOSED): a worker that read `state` just before and reads the new
+ * fields just after (a chunk count the old stage did not have) then fails
+ * its compare-and-swap instead of claiming a chunk of a stage that is
+ * over (it ran the old stage's function on the new stage's arguments). A worker that has not
  * woken up by the time the caller has claimed every chunk costs nothing:
  * the caller waits only for chunks already claimed. Idle workers spin on
  * the generation for QUILL_RT_SPIN_NS of wall time (pause instructions;
@@ -74,6 +79,13 @@
 /* Chunks per thread: enough to even out uneven tasks and late workers,
  * few enough that a chunk stays a contiguous run of tasks. */
 #define QUILL_RT_CHUNKS_PER_THREAD 4
+/* The chunk index of a closed generation: no chunk is claimable. */
+#define QUILL_RT_CLOSED 0xFFFFFFFFu
+/* Tests widen the windows in which threads interleave (a delay at each
+ * numbered point: test/unit/rt_interleave.c); nothing in other builds. */
+#ifndef QUILL_RT_INTERLEAVE
+#define QUILL_RT_INTERLEAVE(point) ((void)0)
+#endif
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -124,16 +136,19 @@ typedef struct quill_rt_pool {
 static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
   uint64_t s = atomic_load_explicit(&pool->state, memory_order_acquire);
   for (;;) {
-    if ((uint32_t)(s >> 32) != gen)
-      return;
-    quill_rt_task_fn fn =
-        atomic_load_explicit(&pool->fn, memory_order_relaxed);
-    void *args = atomic_load_explicit(&pool->args, memory_order_relaxed);
-    int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_relaxed);
-    int64_t chunk = atomic_load_explicit(&pool->chunk, memory_order_relaxed);
-    int64_t nchunks =
-        atomic_load_explicit(&pool->nchunks, memory_order_relaxed);
     uint32_t k = (uint32_t)s;
+    if ((uint32_t)(s >> 32) != gen || k == QUILL_RT_CLOSED)
+      return;
+    QUILL_RT_INTERLEAVE(1);
+    /* acquire: reading a value of the next stage means its caller's
+     * closing store precedes the compare-and-swap below, which fails */
+    quill_rt_task_fn fn =
+        atomic_load_explicit(&pool->fn, memory_order_acquire);
+    void *args = atomic_load_explicit(&pool->args, memory_order_acquire);
+    int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_acquire);
+    int64_t chunk = atomic_load_explicit(&pool->chunk, memory_order_acquire);
+    int64_t nchunks =
+        atomic_load_explicit(&pool->nchunks, memory_order_acquire);
     if ((int64_t)k >= nchunks)
       return;
     if (!atomic_compare_exchange_weak_explicit(&pool->state, &s, s + 1,
@@ -256,12 +271,17 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
   int64_t want = (int64_t)(pool->nworkers + 1) * QUILL_RT_CHUNKS_PER_THREAD;
   int64_t chunk = ntasks <= want ? 1 : (ntasks + want - 1) / want;
   int64_t nchunks = (ntasks + chunk - 1) / chunk;
-  atomic_store_explicit(&pool->fn, fn, memory_order_relaxed);
-  atomic_store_explicit(&pool->args, args, memory_order_relaxed);
-  atomic_store_explicit(&pool->ntasks, ntasks, memory_order_relaxed);
-  atomic_store_explicit(&pool->chunk, chunk, memory_order_relaxed);
-  atomic_store_explicit(&pool->nchunks, nchunks, memory_order_relaxed);
+  /* close the finished generation before its fields change (release: the
+   * field stores below come after it for a worker that reads them) */
+  atomic_store(&pool->state,
+               (uint64_t)pool->generation << 32 | QUILL_RT_CLOSED);
+  atomic_store_explicit(&pool->fn, fn, memory_order_release);
+  atomic_store_explicit(&pool->args, args, memory_order_release);
+  atomic_store_explicit(&pool->ntasks, ntasks, memory_order_release);
+  atomic_store_explicit(&pool->chunk, chunk, memory_order_release);
+  atomic_store_explicit(&pool->nchunks, nchunks, memory_order_release);
   atomic_store_explicit(&pool->left, nchunks, memory_order_relaxed);
+  QUILL_RT_INTERLEAVE(2);
   uint32_t gen = ++pool->generation;
   /* publishes the fields above; seq_cst with the load of `sleepers` (and
    * the worker's increment before it rechecks): a worker either sees the
