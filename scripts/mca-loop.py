@@ -3,8 +3,9 @@
 
 Finds, in an AArch64 assembly file from `quill compile --emit=asm`, the
 innermost loop (a label up to the backward branch to it, with no other
-label inside) that holds the most sdot/smmla multiply-accumulates (16 per
-sdot, 32 per smmla on 128-bit vectors), runs llvm-mca-19 on it for the
+label inside) that holds the most multiply-accumulates (16 per sdot, 32
+per smmla on 128-bit vectors, 4 per smlal/smlal2 on .4s: the depthwise
+kernel), runs llvm-mca-19 on it for the
 given CPU and prints cycles per iteration and MACs per cycle:
 
   build/quill compile test/targets/llvm/Inputs/qconv_big.qir -o big.s \\
@@ -39,8 +40,17 @@ def loops(lines):
 
 
 def macs(body):
-    return sum(16 if re.match(r'\s*sdot\b', x) else
-               32 if re.match(r'\s*smmla\b', x) else 0 for x in body)
+    """Multiply-accumulates of 128-bit sdot (16), smmla (32) and the
+    depthwise kernel's widening smlal/smlal2 on .4s (4)."""
+    n = 0
+    for x in body:
+        if re.match(r'\s*sdot\b', x):
+            n += 16
+        elif re.match(r'\s*smmla\b', x):
+            n += 32
+        elif re.match(r'\s*[su]mlal2?\s+v\d+\.4s', x):
+            n += 4
+    return n
 
 
 def main():
@@ -49,7 +59,7 @@ def main():
     lines = open(sys.argv[1]).read().split('\n')
     found = list(loops(lines))
     if not found or not max(macs(b) for _, b in found):
-        sys.exit('mca-loop: no loop with sdot/smmla in ' + sys.argv[1])
+        sys.exit('mca-loop: no loop with sdot/smmla/smlal in ' + sys.argv[1])
     name, body = max(found, key=lambda lb: macs(lb[1]))
     m = macs(body)
     for cpu in sys.argv[2:]:

@@ -13,9 +13,13 @@
  *
  * The product of a zero-extended byte and a sign-extended i16 is what x86
  * matches to vpmaddwd and AArch64 to widening multiply-adds, so one
- * generic IR form serves every ISA path; on the VNNI paths the
- * multiply-add is the vpdpwssd intrinsic itself. The vector width VL
- * follows the target (16, 8 or 4 lanes). The panel is the
+ * generic IR form serves most ISA paths; on the VNNI paths the
+ * multiply-add is the vpdpwssd intrinsic itself, and on AArch64 it is
+ * smull (4 x i16 -> 4 x i32) on each half of 8 channels widened to i16,
+ * which LLVM folds with the add into smlal / smlal2 (the generic form of
+ * 8 lanes becomes tbl-based extends and mul + add there: llvm-mca puts it
+ * at half the rate). The vector width VL follows the target (16 lanes with
+ * AVX-512, 8 with AVX2 and AArch64, 4 otherwise). The panel is the
  * u8 domain of panel.c, with zpu * sum(taps) folded into the bias.
  */
 #include <string.h>
@@ -28,9 +32,33 @@ static unsigned lanes_for(const cg_target *t) {
   if (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || t->isa == QUILL_LLVM_ISA_AMX ||
       (t->avx512f && t->avx512bw))
     return 16;
-  if (t->x86 && t->avx2)
+  if ((t->x86 && t->avx2) || t->aarch64)
     return 8;
   return 4;
+}
+
+/* <8 x i32> x * w of <8 x i16> x, w: AArch64 smull on each half. */
+static LLVMValueRef smull_8(cg *c, LLVMValueRef x, LLVMValueRef w) {
+  LLVMValueRef p[2];
+  for (int h = 0; h < 2; h++) {
+    LLVMValueRef m[4];
+    for (int l = 0; l < 4; l++)
+      m[l] = cg_i32c(c, h * 4 + l);
+    LLVMValueRef mask = LLVMConstVector(m, 4);
+    LLVMValueRef xh = LLVMBuildShuffleVector(c->b, x, LLVMGetUndef(
+                                                          LLVMTypeOf(x)),
+                                             mask, "");
+    LLVMValueRef wh = LLVMBuildShuffleVector(c->b, w, LLVMGetUndef(
+                                                          LLVMTypeOf(w)),
+                                             mask, "");
+    LLVMTypeRef v4 = LLVMVectorType(c->t_i32, 4);
+    p[h] = cg_intrinsic(c, "llvm.aarch64.neon.smull", &v4, 1,
+                        (LLVMValueRef[]){xh, wh}, 2);
+  }
+  LLVMValueRef m8[8];
+  for (int l = 0; l < 8; l++)
+    m8[l] = cg_i32c(c, l);
+  return LLVMBuildShuffleVector(c->b, p[0], p[1], LLVMConstVector(m8, 8), "");
 }
 
 bool cg_dw_applies(cg *c, const cg_dot_args *a) {
@@ -98,6 +126,7 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
   else if (tg->x86 && VL == 8 &&
            (tg->isa == QUILL_LLVM_ISA_AVX_VNNI || zvnni))
     dpw = "llvm.x86.avx512.vpdpwssd.256";
+  bool smull = tg->aarch64 && VL == 8;
   unsigned R = (unsigned)(g->OW % PIX);
   int64_t nblk = Cp / VL;
 
@@ -153,15 +182,13 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
     cg_for(c, &lj, 0, g->KW, 1);
     LLVMValueRef tap = LLVMBuildAdd(
         c->b, LLVMBuildMul(c->b, li.i, cg_i64c(c, g->KW), ""), lj.i, "");
-    LLVMValueRef w = LLVMBuildSExt(
-        c->b,
-        cg_load(c, hvt,
-                cg_gep(c, c->t_i16, wg,
-                       LLVMBuildAdd(c->b,
-                                    LLVMBuildMul(c->b, tap, cg_i64c(c, Cp), ""),
-                                    ch, "")),
-                2),
-        vt, "");
+    LLVMValueRef w16 = cg_load(
+        c, hvt,
+        cg_gep(c, c->t_i16, wg,
+               LLVMBuildAdd(c->b, LLVMBuildMul(c->b, tap, cg_i64c(c, Cp), ""),
+                            ch, "")),
+        2);
+    LLVMValueRef w = LLVMBuildSExt(c->b, w16, vt, "");
     LLVMValueRef xt = LLVMBuildAdd(
         c->b, xbase,
         LLVMBuildAdd(c->b,
@@ -173,12 +200,21 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
       LLVMValueRef xp = cg_gep(
           c, c->t_i8, panel,
           LLVMBuildAdd(c->b, xt, cg_i64c(c, (int64_t)q * g->sw * pn.s_col), ""));
-      LLVMValueRef xv = LLVMBuildZExt(c->b, cg_load(c, bvt, xp, 1), vt, "");
+      LLVMValueRef xb = cg_load(c, bvt, xp, 1);
       LLVMValueRef a0 = cg_load(c, vt, acc[q], 64), s;
-      if (dpw) /* lanes as i16 pairs (x, 0) . (w, sign): acc + x * w */
-        s = cg_intrinsic(c, dpw, NULL, 0, (LLVMValueRef[]){a0, xv, w}, 3);
-      else
+      if (smull)
+        s = LLVMBuildAdd(c->b, a0,
+                         smull_8(c, LLVMBuildZExt(c->b, xb, hvt, ""), w16),
+                         "");
+      else if (dpw) /* lanes as i16 pairs (x, 0) . (w, sign): acc + x * w */
+        s = cg_intrinsic(c, dpw, NULL, 0,
+                         (LLVMValueRef[]){a0, LLVMBuildZExt(c->b, xb, vt, ""),
+                                          w},
+                         3);
+      else {
+        LLVMValueRef xv = LLVMBuildZExt(c->b, xb, vt, "");
         s = LLVMBuildAdd(c->b, a0, LLVMBuildMul(c->b, xv, w, ""), "");
+      }
       cg_store(c, s, acc[q], 64);
     }
     cg_loop_end(c, &lj);
