@@ -32,6 +32,10 @@
 #    test/targets/llvm/qemu/run_npy.c, every output byte equal to the
 #    reference's; every 7th graph and big.qir are compiled with --threads 2
 #    and linked with the shipped quill_rt.c (big.qir must call the pool);
+#  - two models of the zoo (mobilenet_v3_small, regnet_x_400mf at 64x64,
+#    exported by test/models/export_torch.py, quantized for x86-vnni) on a
+#    held-out sample, through the same driver, every output byte equal to
+#    `quill run`'s;
 #  - x86 objects contain no zmm register (no AVX-512 anywhere, run or not);
 #    the avx2 object of big.qir uses vpmaddubsw (its small weights), the
 #    random graphs' vpmaddwd; the neon-dot object of big.qir uses sdot,
@@ -85,6 +89,25 @@ QUILL_LLVM_RANDOM_CASES="${QUILL_QEMU_CASES:-12}" \
 QUILL_LLVM_RANDOM_SEED="${QUILL_QEMU_SEED:-0}" \
   "$build/test/test_llvm_qrandom" --write cases
 "$build/test/test_llvm_ops" --write cases
+# two models of the zoo (test/models/export_torch.py at 64x64: depthwise,
+# hard-swish and squeeze-excite; grouped convs), quantized for x86-vnni,
+# on one held-out sample: zoo_NAME.qir with its input and `quill run`'s
+# output. Skipped without Debian's python3-torch.
+zoo_models="mobilenet_v3_small regnet_x_400mf"
+if /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+  # shellcheck disable=SC2086 # one word per model
+  /usr/bin/python3 "$root/test/models/export_torch.py" zoo --size 64 \
+    $zoo_models >zoo.log 2>&1 || { cat zoo.log; exit 1; }
+  for m in $zoo_models; do
+    "$quill" quantize "zoo/$m/model.onnx" --backend x86-vnni \
+      --calib "zoo/$m/calib" -o "cases/zoo_$m.qir"
+    cp "zoo/$m/eval/e0.npy" "cases/zoo_$m.in0.npy"
+    "$quill" run "cases/zoo_$m.qir" --input "cases/zoo_$m.in0.npy" \
+      --output "cases/zoo_$m.ref0.npy" >/dev/null
+  done
+else
+  echo "test-qemu: no python3-torch: the zoo models are not run (scripts/setup.sh installs it)"
+fi
 cases=$(cd cases && ls -- *.qir | sed 's/\.qir$//')
 "$quill" quantize "$ex/model.onnx" --backend x86-vnni --calib "$ex/calib" \
   --max-samples 32 -o digits_int.qir
