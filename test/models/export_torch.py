@@ -3,8 +3,11 @@
 
   /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] NAME...
 
-For each NAME (a torchvision 0.14 architecture, or `transformer`: a
-torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64)
+For each NAME (a torchvision 0.14 architecture, `transformer`: a
+torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64, or
+`bert`: a BERT-base-sized encoder, 12 layers, d 768, 12 heads, FFN 3072,
+GELU, sequence 128, the embeddings left out: its input is the sequence of
+hidden states)
 writes OUTDIR/NAME/model.onnx (opset 13, batch 1), OUTDIR/NAME/calib/
 (8 calibration samples, s0.npy..s7.npy) and OUTDIR/NAME/eval/ (4 held-out
 samples). Runs with Debian's python3-torch (1.13).
@@ -25,16 +28,30 @@ import numpy as np
 import torch
 import torchvision
 
-TRANSFORMER = dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2, seq=64)
+ENCODERS = {
+    # (the 2 layers of `transformer` start as copies of one layer, as
+    # torch.nn.TransformerEncoder makes them; the exporter then stores
+    # their weights once)
+    "transformer": dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2,
+                        seq=64, activation="relu", distinct=False),
+    "bert": dict(d_model=768, nhead=12, dim_feedforward=3072, layers=12,
+                 seq=128, activation="gelu", distinct=True),
+}
 
 
 def build(name):
-    if name == "transformer":
-        t = TRANSFORMER
+    if name in ENCODERS:
+        t = ENCODERS[name]
         layer = torch.nn.TransformerEncoderLayer(
             t["d_model"], t["nhead"], t["dim_feedforward"], dropout=0.0,
-            batch_first=True)
-        return torch.nn.TransformerEncoder(layer, t["layers"])
+            activation=t["activation"], batch_first=True)
+        enc = torch.nn.TransformerEncoder(layer, t["layers"])
+        if t["distinct"]:  # weights of its own for every layer
+            for lay in enc.layers:
+                lay.self_attn._reset_parameters()
+                lay.linear1.reset_parameters()
+                lay.linear2.reset_parameters()
+        return enc
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = dict(aux_logits=False, init_weights=True)
@@ -47,8 +64,8 @@ def build(name):
 
 
 def input_shape(name, size):
-    if name == "transformer":
-        return [1, TRANSFORMER["seq"], TRANSFORMER["d_model"]]
+    if name in ENCODERS:
+        return [1, ENCODERS[name]["seq"], ENCODERS[name]["d_model"]]
     return [1, 3, size, size]
 
 
