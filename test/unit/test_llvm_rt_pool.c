@@ -9,7 +9,9 @@
  * the workers are spinning (stages back to back) or asleep (a pause
  * longer than their spin between stages). Each task adds 1 to its own
  * counter; after every stage each counter must be exactly 1, and no range
- * may leave [0, ntasks).
+ * may leave [0, ntasks). The split: min(ntasks, 4 x threads) chunks
+ * (QUILL_RT_CHUNKS_PER_THREAD), sizes within one task of each other (21
+ * tasks on 2 threads were 7 chunks of 3: one thread ran 12 of the 21).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -30,6 +32,8 @@ typedef struct stage {
   atomic_int *count; /* per task */
   int64_t ntasks;
   atomic_int bad;    /* ranges outside [0, ntasks) or empty */
+  atomic_int calls;  /* ranges run */
+  atomic_llong minlen, maxlen;
   int slow_first;    /* task 0 takes a while: the others go elsewhere */
 } stage;
 
@@ -39,6 +43,13 @@ static void task(void *p, int64_t b, int64_t e) {
     atomic_fetch_add(&s->bad, 1);
     return;
   }
+  atomic_fetch_add(&s->calls, 1);
+  long long len = e - b, m = atomic_load(&s->minlen);
+  while (len < m && !atomic_compare_exchange_weak(&s->minlen, &m, len))
+    ;
+  m = atomic_load(&s->maxlen);
+  while (len > m && !atomic_compare_exchange_weak(&s->maxlen, &m, len))
+    ;
   for (int64_t t = b; t < e; t++) {
     if (t == 0 && s->slow_first) {
       struct timespec ts = {0, 2000000}; /* 2 ms */
@@ -48,8 +59,10 @@ static void task(void *p, int64_t b, int64_t e) {
   }
 }
 
-/* Run one stage of n tasks on the pool; true if each ran exactly once. */
-static int run_stage(quill_rt_pool *pool, int64_t n, int slow_first) {
+/* Run one stage of n tasks on the pool of `threads` threads; true if each
+ * ran exactly once, in the expected chunks. */
+static int run_stage(quill_rt_pool *pool, int threads, int64_t n,
+                     int slow_first) {
   stage s;
   s.count = calloc((size_t)n, sizeof *s.count);
   if (!s.count)
@@ -58,9 +71,15 @@ static int run_stage(quill_rt_pool *pool, int64_t n, int slow_first) {
     atomic_init(&s.count[t], 0);
   s.ntasks = n;
   atomic_init(&s.bad, 0);
+  atomic_init(&s.calls, 0);
+  atomic_init(&s.minlen, n);
+  atomic_init(&s.maxlen, 0);
   s.slow_first = slow_first;
   quill_rt_pool_run(pool, task, &s, n);
   int ok = atomic_load(&s.bad) == 0;
+  int64_t want = pool && threads > 1 && n > 1 ? 4 * (int64_t)threads : 1;
+  ok &= atomic_load(&s.calls) == (n < want ? n : want);
+  ok &= atomic_load(&s.maxlen) - atomic_load(&s.minlen) <= 1;
   for (int64_t t = 0; t < n; t++)
     if (atomic_load_explicit(&s.count[t], memory_order_relaxed) != 1)
       ok = 0;
@@ -69,7 +88,8 @@ static int run_stage(quill_rt_pool *pool, int64_t n, int slow_first) {
 }
 
 int main(void) {
-  static const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 31, 1000, 100003};
+  static const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 10, 21, 31, 1000,
+                                  100003};
   const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
   for (int nthreads = 1; nthreads <= 4; nthreads++) {
     quill_rt_pool *pool = quill_rt_pool_create(nthreads);
@@ -78,20 +98,20 @@ int main(void) {
       continue;
     /* back to back: workers spinning between stages */
     for (int r = 0; r < 300; r++)
-      CHECK(run_stage(pool, sizes[r % nsizes], 0));
+      CHECK(run_stage(pool, nthreads, sizes[r % nsizes], 0));
     /* a pause longer than the workers' spin: they sleep and are woken */
     for (int r = 0; r < 4; r++) {
       struct timespec ts = {0, 5000000}; /* 5 ms */
       nanosleep(&ts, NULL);
-      CHECK(run_stage(pool, sizes[(r * 3) % nsizes], 0));
+      CHECK(run_stage(pool, nthreads, sizes[(r * 3) % nsizes], 0));
     }
     /* the thread that takes task 0 is held up: the rest is claimed by the
      * others, and the stage still waits for it */
-    CHECK(run_stage(pool, 64, 1));
+    CHECK(run_stage(pool, nthreads, 64, 1));
     quill_rt_pool_destroy(pool);
   }
   /* no pool: everything on the caller */
-  CHECK(run_stage(NULL, 1000, 0));
+  CHECK(run_stage(NULL, 1, 1000, 0));
   printf("test_llvm_rt_pool: %d checks, %d failures\n", checks, failures);
   return failures != 0;
 }
