@@ -72,8 +72,10 @@ static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
 static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
   LLVMTypeRef pt[3] = {c->t_ptr, c->t_i64, c->t_i64};
   LLVMTypeRef fty = LLVMFunctionType(c->t_void, pt, 3, 0);
-  char name[64];
-  snprintf(name, sizeof name, "q.task.%u", k);
+  char name[160]; /* q.task.K.<stage>: profiles name the stage's op */
+  size_t len;
+  snprintf(name, sizeof name, "q.task.%u.%s", k,
+           LLVMGetValueName2(st->fn, &len));
   LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c->lc);
