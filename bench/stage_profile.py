@@ -21,7 +21,8 @@ threads on an idle machine (`bound`):
   serial + sum over stages of t1 * (largest chunk count a thread gets,
            the pool's chunking of the stage's tasks) / tasks
 
-that is Amdahl's law with the stage's granularity and no hand-over cost.
+that is Amdahl's law with the stage's granularity and no hand-over cost
+(`lost us`: a stage's time above t1 / T from its granularity).
 From the T-thread run, per stage: the CPU time in chunks of the caller
 and of the workers; `cpu-bound` replaces t1 by their sum (cache misses on
 the other core's data count), and `measured` is the wall time (on a loaded
@@ -36,7 +37,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHUNKS_PER_THREAD = 4  # runtime/quill_rt.c, QUILL_RT_CHUNKS_PER_THREAD
+CHUNKS_PER_THREAD = 16  # runtime/quill_rt.c, QUILL_RT_CHUNKS_PER_THREAD
 
 
 def sh(cmd):
@@ -61,14 +62,17 @@ def parse(text):
 
 
 def max_share(ntasks, threads):
-    """The largest fraction of a stage's tasks one thread runs when the
-    pool cuts it into chunks (quill_rt_pool_run) and the threads share the
-    chunks evenly."""
-    want = threads * CHUNKS_PER_THREAD
-    chunk = 1 if ntasks <= want else -(-ntasks // want)
-    nchunks = -(-ntasks // chunk)
-    most = -(-nchunks // threads)
-    return min(ntasks, most * chunk) / ntasks
+    """The fraction of a stage's tasks the busiest thread runs when the
+    pool cuts it into min(ntasks, 16 x threads) chunks of sizes within one
+    task (quill_rt_pool_run) and each thread claims the next chunk as soon
+    as it is free (tasks of equal cost, threads starting together)."""
+    nchunks = min(ntasks, threads * CHUNKS_PER_THREAD)
+    done = [0] * threads
+    for k in range(nchunks):
+        size = (k + 1) * ntasks // nchunks - k * ntasks // nchunks
+        i = done.index(min(done))
+        done[i] += size
+    return max(done) / ntasks
 
 
 def main():
@@ -119,7 +123,8 @@ def main():
     rows = []
     for x, y in zip(s1, sT):
         n = names.get(x["off"], "?")
-        rows.append((x["cc"], n, x["ntasks"], x["cc"], y["wall"],
+        loss = x["cc"] * (max_share(x["ntasks"], a.threads) - 1 / a.threads)
+        rows.append((x["cc"], n, x["ntasks"], x["cc"], loss, y["wall"],
                      y["cc"], y["wc"], y["cn"], y["wn"]))
     if not a.stages:
         rows = sorted(rows, reverse=True)[:20]
@@ -135,11 +140,11 @@ def main():
               tot1["caller_cpu_us"] / cpub, totT["wall_us"],
               tot1["wall_us"], tot1["wall_us"] / totT["wall_us"]))
     print()
-    print("%-28s %6s %8s %8s %8s %8s %6s %6s" % (
-        "stage", "tasks", "t1 us", "wall us", "c cpu", "w cpu", "c chk",
-        "w chk"))
+    print("%-28s %6s %8s %8s %8s %8s %8s %6s %6s" % (
+        "stage", "tasks", "t1 us", "lost us", "wall us", "c cpu", "w cpu",
+        "c chk", "w chk"))
     for r in rows:
-        print("%-28s %6d %8.1f %8.1f %8.1f %8.1f %6.1f %6.1f" % r[1:])
+        print("%-28s %6d %8.1f %8.1f %8.1f %8.1f %8.1f %6.1f %6.1f" % r[1:])
     return 0
 
 

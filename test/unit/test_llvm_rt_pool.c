@@ -9,9 +9,10 @@
  * the workers are spinning (stages back to back) or asleep (a pause
  * longer than their spin between stages). Each task adds 1 to its own
  * counter; after every stage each counter must be exactly 1, and no range
- * may leave [0, ntasks). The split: min(ntasks, 4 x threads) chunks
- * (QUILL_RT_CHUNKS_PER_THREAD), sizes within one task of each other (21
- * tasks on 2 threads were 7 chunks of 3: one thread ran 12 of the 21).
+ * may leave [0, ntasks). The split: min(ntasks, 16 x threads) chunks
+ * (QUILL_RT_CHUNKS_PER_THREAD), sizes within one task of each other (at
+ * 4 chunks per thread, 21 tasks on 2 threads were 7 chunks of 3: one
+ * thread ran 12 of the 21).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -77,7 +78,7 @@ static int run_stage(quill_rt_pool *pool, int threads, int64_t n,
   s.slow_first = slow_first;
   quill_rt_pool_run(pool, task, &s, n);
   int ok = atomic_load(&s.bad) == 0;
-  int64_t want = pool && threads > 1 && n > 1 ? 4 * (int64_t)threads : 1;
+  int64_t want = pool && threads > 1 && n > 1 ? 16 * (int64_t)threads : 1;
   ok &= atomic_load(&s.calls) == (n < want ? n : want);
   ok &= atomic_load(&s.maxlen) - atomic_load(&s.minlen) <= 1;
   for (int64_t t = 0; t < n; t++)
@@ -88,8 +89,9 @@ static int run_stage(quill_rt_pool *pool, int threads, int64_t n,
 }
 
 int main(void) {
-  static const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 10, 21, 31, 1000,
-                                  100003};
+  static const int64_t sizes[] = {1,  2,  3,  5,  7,    8,
+                                  9,  10, 21, 31, 40,   70,
+                                  1000, 100003};
   const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
   for (int nthreads = 1; nthreads <= 4; nthreads++) {
     quill_rt_pool *pool = quill_rt_pool_create(nthreads);

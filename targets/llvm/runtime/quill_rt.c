@@ -35,9 +35,9 @@
  *   worker: sees (g+1, k < CLOSED) ──> claim chunks ─────────────────┤
  *   caller: waits until every claimed chunk is done <───────────────┘
  *
- * The stage's tasks are cut into about 4 contiguous chunks per thread,
- * of sizes that differ by at most one task (21 tasks on 2 threads: 8
- * chunks of 2-3, not 7 of 3, which left one thread 12 of the 21), and
+ * The stage's tasks are cut into up to 16 contiguous chunks per thread,
+ * of sizes that differ by at most one task (with 4 per thread, 21 tasks
+ * on 2 threads were 7 chunks of 3, which left one thread 12 of the 21), and
  * every thread, the caller included, claims the next chunk with a
  * compare-and-swap on `state` (which fails once the generation has moved
  * on, so a late worker never runs a finished stage). A worker that has not
@@ -75,9 +75,12 @@
 #define QUILL_RT_SPIN_NS 200000
 #define QUILL_RT_WAIT_NS 2000000
 #define QUILL_RT_YIELD 4096
-/* Chunks per thread: enough to even out uneven tasks and late workers,
- * few enough that a chunk stays a contiguous run of tasks. */
-#define QUILL_RT_CHUNKS_PER_THREAD 4
+/* Chunks per thread: enough to even out uneven tasks and late workers
+ * (the last chunk leaves the other threads idle for at most 1/16 of a
+ * thread's share; at 4, a 28-task stage went 16:12 on 2 threads), few
+ * enough that claims (a compare-and-swap each) cost nothing next to a
+ * chunk and a chunk stays a contiguous run of tasks. */
+#define QUILL_RT_CHUNKS_PER_THREAD 16
 /* Test hooks (test/unit/test_rt_pool_race.c widens race windows with
  * them): 0, a thread has read `state` to claim; 1, the caller has written
  * a stage's fields and not yet opened it. */
