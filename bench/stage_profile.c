@@ -19,9 +19,14 @@
  *   stage k:  caller ──chunk──chunk──wait┐                   (wall: stage)
  *             worker ──chunk──chunk──────┘   (CPU in chunks, per thread)
  *
- * Per stage it prints the medians over R runs: tasks, wall, the CPU time
- * of the chunks on the caller and on the workers and their chunk counts;
- * then the whole run's median wall time and the sum of the stages'. CPU
+ * Per stage it prints the least over R runs (other processes only ever
+ * add time) of the wall time and of the CPU time in chunks on the caller
+ * and on the workers, the median chunk counts and the least CPU time in
+ * the chunks of both (one run's sum); then the whole run's
+ * median and least wall time, its least CPU time on the caller, the
+ * sum of the stages' least wall times, and the serial part: the sum over
+ * the gaps before, between and after the parallel stages of the least
+ * CPU time the caller spent in each (code that never goes to the pool). CPU
  * time in chunks does not count time a thread waited for a core, so on a
  * loaded machine max(caller, workers) + the hand-over still estimates what
  * the stage takes when both threads have a core.
@@ -56,12 +61,14 @@ typedef struct stage_rec {
   double *wall;     /* per rep, ns */
   double *cpu[2];   /* per rep: CPU ns in chunks, [0] caller [1] workers */
   double *chunks[2];
+  double *gap;      /* per rep: the caller's CPU ns since the last stage */
 } stage_rec;
 
 typedef struct profile {
   quill_rt_pool *pool;
   pthread_t caller;
   int rep, reps, k, nstages;
+  double last_cpu;  /* the caller's CPU ns at the end of the last stage */
   stage_rec st[MAX_STAGES];
 } profile;
 
@@ -98,6 +105,7 @@ void quill_rt_parallel_for(task_fn fn, void *args, int64_t ntasks,
                            int32_t nthreads) {
   (void)nthreads;
   profile *pr = the_profile;
+  double c_in = ns_of(CLOCK_THREAD_CPUTIME_ID);
   if (pr->k >= MAX_STAGES) {
     fn(args, 0, ntasks);
     return;
@@ -109,6 +117,7 @@ void quill_rt_parallel_for(task_fn fn, void *args, int64_t ntasks,
     st->ntasks = ntasks;
     size_t n = (size_t)pr->reps;
     st->wall = calloc(n, sizeof(double));
+    st->gap = calloc(n, sizeof(double));
     for (int w = 0; w < 2; w++) {
       st->cpu[w] = calloc(n, sizeof(double));
       st->chunks[w] = calloc(n, sizeof(double));
@@ -119,6 +128,8 @@ void quill_rt_parallel_for(task_fn fn, void *args, int64_t ntasks,
   double t0 = ns_of(CLOCK_MONOTONIC);
   quill_rt_pool_run(pr->pool, timed_chunk, &a, ntasks);
   st->wall[rep] = ns_of(CLOCK_MONOTONIC) - t0;
+  st->gap[rep] = c_in - pr->last_cpu;
+  pr->last_cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -126,11 +137,12 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static double median(const double *v, int n) {
+/* The q-quantile of v[0..n) (0: the least, 0.5: the median). */
+static double quantile(const double *v, int n, double q) {
   double *s = malloc((size_t)n * sizeof *s);
   memcpy(s, v, (size_t)n * sizeof *s);
   qsort(s, (size_t)n, sizeof *s, cmp_double);
-  double m = s[n / 2];
+  double m = s[(int)(q * (n - 1))];
   free(s);
   return m;
 }
@@ -231,6 +243,7 @@ int main(int argc, char **argv) {
   the_profile = pr;
   double *total = calloc((size_t)reps, sizeof *total);
   double *tcpu = calloc((size_t)reps, sizeof *tcpu);
+  double *tail = calloc((size_t)reps, sizeof *tail);
   for (int r = -2; r < reps; r++) {
     pr->rep = r;
     pr->k = 0;
@@ -240,35 +253,43 @@ int main(int argc, char **argv) {
         pr->st[k].cpu[w][0] = pr->st[k].chunks[w][0] = 0;
     }
     double t0 = ns_of(CLOCK_MONOTONIC), c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+    pr->last_cpu = c0;
     if (run(ptrs) != 0) {
       fprintf(stderr, "%s returned an error\n", sym);
       return 1;
     }
+    double c1 = ns_of(CLOCK_THREAD_CPUTIME_ID);
     if (r >= 0) {
       total[r] = ns_of(CLOCK_MONOTONIC) - t0;
-      tcpu[r] = ns_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+      tcpu[r] = c1 - c0;
+      tail[r] = c1 - pr->last_cpu;
     }
   }
   Dl_info di;
   uintptr_t base = dladdr((void *)run, &di) ? (uintptr_t)di.dli_fbase : 0;
   printf("# stage fn_offset ntasks wall_us caller_cpu_us worker_cpu_us "
-         "caller_chunks worker_chunks\n");
-  double sum = 0;
+         "caller_chunks worker_chunks chunks_cpu_us\n");
+  double sum = 0, serial = quantile(tail, reps, 0);
   for (int k = 0; k < pr->nstages; k++) {
     stage_rec *st = &pr->st[k];
-    double w = median(st->wall, reps);
+    serial += quantile(st->gap, reps, 0);
+    double w = quantile(st->wall, reps, 0);
     sum += w;
-    printf("stage %d 0x%lx %lld %.2f %.2f %.2f %.1f %.1f\n", k,
+    for (int r = 0; r < reps; r++) /* per run: both threads' chunks */
+      st->wall[r] = st->cpu[0][r] + st->cpu[1][r];
+    printf("stage %d 0x%lx %lld %.2f %.2f %.2f %.1f %.1f %.2f\n", k,
            (unsigned long)(st->fn - base), (long long)st->ntasks, w * 1e-3,
-           median(st->cpu[0], reps) * 1e-3, median(st->cpu[1], reps) * 1e-3,
-           median(st->chunks[0], reps), median(st->chunks[1], reps));
+           quantile(st->cpu[0], reps, 0) * 1e-3,
+           quantile(st->cpu[1], reps, 0) * 1e-3,
+           quantile(st->chunks[0], reps, 0.5),
+           quantile(st->chunks[1], reps, 0.5),
+           quantile(st->wall, reps, 0) * 1e-3);
   }
   printf("total threads %d wall_us %.2f best_us %.2f caller_cpu_us %.2f "
-         "stages_wall_us %.2f\n",
-         threads, median(total, reps) * 1e-3,
-         ((void)qsort(total, (size_t)reps, sizeof *total, cmp_double),
-          total[0] * 1e-3),
-         median(tcpu, reps) * 1e-3, sum * 1e-3);
+         "stages_wall_us %.2f serial_cpu_us %.2f\n",
+         threads, quantile(total, reps, 0.5) * 1e-3,
+         quantile(total, reps, 0) * 1e-3, quantile(tcpu, reps, 0) * 1e-3,
+         sum * 1e-3, serial * 1e-3);
   quill_rt_pool_destroy(pr->pool);
   return 0;
 }

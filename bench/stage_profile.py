@@ -14,8 +14,8 @@ it twice: with one thread (every stage on the caller: the baseline) and
 with T (the shipped pool). bench-stage-profile times every stage that
 goes to the pool, and every chunk a thread runs in the thread's CPU time.
 
-From the one-thread run: the serial part (the run's CPU time minus its
-parallel stages') and each parallel stage's time t1. The bound for T
+From the one-thread run: the serial part (the caller's CPU time outside
+the parallel stages) and each parallel stage's time t1. The bound for T
 threads on an idle machine (`bound`):
 
   serial + sum over stages of t1 * (largest chunk count a thread gets,
@@ -26,7 +26,8 @@ that is Amdahl's law with the stage's granularity and no hand-over cost
 From the T-thread run, per stage: the CPU time in chunks of the caller
 and of the workers; `cpu-bound` replaces t1 by their sum (cache misses on
 the other core's data count), and `measured` is the wall time (on a loaded
-machine it says little; the two bounds do not depend on the load).
+machine it says little; the two bounds do not depend on the load). Times
+are the least over the runs (other processes only ever add time).
 --stages lists every stage (the 20 longest otherwise).
 """
 import argparse
@@ -55,7 +56,7 @@ def parse(text):
             stages.append({"off": int(f[2], 16), "ntasks": int(f[3]),
                            "wall": float(f[4]), "cc": float(f[5]),
                            "wc": float(f[6]), "cn": float(f[7]),
-                           "wn": float(f[8])})
+                           "wn": float(f[8]), "all": float(f[9])})
         elif f and f[0] == "total":
             total = {f[i]: float(f[i + 1]) for i in range(1, len(f) - 1, 2)}
     return stages, total
@@ -115,10 +116,10 @@ def main():
     s1, tot1 = runs[1]
     sT, totT = runs[a.threads]
     par1 = sum(s["cc"] for s in s1)
-    serial = tot1["caller_cpu_us"] - par1
+    serial = tot1["serial_cpu_us"]
     bound = serial + sum(s["cc"] * max_share(s["ntasks"], a.threads)
                          for s in s1)
-    cpub = serial + sum((x["cc"] + x["wc"]) *
+    cpub = serial + sum(x["all"] *
                         max_share(x["ntasks"], a.threads) for x in sT)
     rows = []
     for x, y in zip(s1, sT):
@@ -128,17 +129,17 @@ def main():
                      y["cc"], y["wc"], y["cn"], y["wn"]))
     if not a.stages:
         rows = sorted(rows, reverse=True)[:20]
+    one = serial + par1
     print("%s, isa %s, %d threads: 1-thread CPU %.0f us (%d parallel stages "
           "%.0f us, serial %.0f us = %.1f%%)" % (
               os.path.basename(a.qir), a.isa or "auto", a.threads,
-              tot1["caller_cpu_us"], len(s1), par1, serial,
-              100 * serial / tot1["caller_cpu_us"]))
+              one, len(s1), par1, serial, 100 * serial / one))
     print("bound (granularity, no hand-over) %.0f us = %.2fx; cpu-bound "
           "(the %d-thread run's chunk CPU) %.0f us = %.2fx; measured wall "
           "median %.0f us (1 thread %.0f us) = %.2fx" % (
-              bound, tot1["caller_cpu_us"] / bound, a.threads, cpub,
-              tot1["caller_cpu_us"] / cpub, totT["wall_us"],
-              tot1["wall_us"], tot1["wall_us"] / totT["wall_us"]))
+              bound, one / bound, a.threads, cpub, one / cpub,
+              totT["wall_us"], tot1["wall_us"],
+              tot1["wall_us"] / totT["wall_us"]))
     print()
     print("%-28s %6s %8s %8s %8s %8s %8s %6s %6s" % (
         "stage", "tasks", "t1 us", "lost us", "wall us", "c cpu", "w cpu",
