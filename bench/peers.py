@@ -8,7 +8,22 @@ the same float ONNX models and calibration samples, in one run.
   "$PPY" bench/peers.py [--models resnet18,mobilenet_v2,PATH.onnx[:CALIB]]
                         [--threads 1,2] [--rounds N] [--round-ms MS]
                         [--isa amx,avx512-vnni] [--work DIR] [--md FILE]
-                        [--quick]
+                        [--zoo] [--quick]
+
+Every row the benchmark page needs, in one run (ResNet-18, MobileNetV2
+and the model zoo's CNNs; 1 and 2 threads; Quill's amx and avx512-vnni
+paths; onnxruntime and OpenVINO int8 and fp32; PyTorch/oneDNN int8;
+ratios and SQNR; the run's duration is printed, about 1 minute per model
+and thread count plus quantizing and compiling; --work DIR keeps the
+exported and compiled models for a second run):
+
+  "$PPY" bench/peers.py --zoo --work /tmp/peers --md docs/benchmarks.md
+
+--isa amx,avx512-vnni,avx2 adds Quill's AVX2 path (vpmaddubsw +
+vpmaddwd), what an AVX2-only CPU runs. onnxruntime has no option to pick
+its MLAS kernels (it takes the best the CPU has, AMX here), so that row
+compares Quill's AVX2 code with onnxruntime's default, not with its AVX2
+kernels.
 
 Models. A torchvision name (resnet18, mobilenet_v2, ...) is exported by
 bench/export_torchvision.py with Debian's python3 (PyTorch 1.13): random
@@ -84,6 +99,12 @@ BEGIN = "<!-- bench/peers.py results: begin -->"
 END = "<!-- bench/peers.py results: end -->"
 PRETTY = {"resnet18": "ResNet-18", "mobilenet_v2": "MobileNetV2",
           "tiny": "tiny CNN"}
+# --zoo: the CNNs of the model zoo (docs/model-zoo.md), exported here as
+# torchvision models like ResNet-18 (the zoo's PP-OCR models have dynamic
+# input dims, its transformers are not CNNs)
+ZOO_CNNS = ["convnext_tiny", "densenet121", "efficientnet_b0", "googlenet",
+            "mnasnet1_0", "mobilenet_v3_small", "regnet_x_400mf",
+            "shufflenet_v2_x1_0", "squeezenet1_1"]
 
 
 def sh(cmd, **kw):
@@ -105,10 +126,12 @@ def first_line(ex):
 class Model:
     """A float ONNX model, its calibration samples and a held-out input."""
 
-    def __init__(self, name, onnx_path, calib, x, tv=None):
+    def __init__(self, name, onnx_path, calib, x, tv=None, wdir=None):
         self.name, self.onnx, self.calib, self.x = name, onnx_path, calib, x
         self.tv = tv  # the torchvision name, if it is one
-        self.dir = os.path.dirname(onnx_path)
+        # where the engines write their files (never beside a shared model)
+        self.dir = wdir or os.path.dirname(onnx_path)
+        os.makedirs(self.dir, exist_ok=True)
         m = onnx.load(onnx_path, load_external_data=False)
         inits = {t.name for t in m.graph.initializer}
         self.inputs = [i.name for i in m.graph.input if i.name not in inits]
@@ -154,6 +177,9 @@ def torchvision_model(name, work):
 
 
 def onnx_file_model(spec, work):
+    """PATH.onnx[:CALIB]: the held-out input is the first .npy of an eval/
+    directory beside CALIB (the model zoo's layout), else random normal;
+    a model named model.onnx takes its directory's name."""
     path, _, calib = spec.partition(":")
     path = os.path.abspath(path)
     m = onnx.load(path, load_external_data=False)
@@ -161,15 +187,21 @@ def onnx_file_model(spec, work):
     inp = [i for i in m.graph.input if i.name not in inits][0]
     shape = [d.dim_value or 1 for d in inp.type.tensor_type.shape.dim]
     rng = np.random.default_rng(1)
+    wdir = os.path.join(work, re.sub(r"\W+", "_", path))
     if not calib:
-        calib = os.path.join(work, re.sub(r"\W+", "_", path), "calib")
+        calib = os.path.join(wdir, "calib")
         os.makedirs(calib, exist_ok=True)
         for i in range(N_CALIB):
             np.save(os.path.join(calib, "%02d.npy" % i),
                     rng.standard_normal(shape).astype(np.float32))
-    x = rng.standard_normal(shape).astype(np.float32)
+    held = sorted(glob.glob(os.path.join(os.path.dirname(
+        os.path.abspath(calib)), "eval", "*.npy")))
+    x = np.load(held[0]) if held else \
+        rng.standard_normal(shape).astype(np.float32)
     name = os.path.splitext(os.path.basename(path))[0]
-    return Model(PRETTY.get(name, name), path, calib, x)
+    if name == "model":
+        name = os.path.basename(os.path.dirname(path))
+    return Model(PRETTY.get(name, name), path, calib, x, wdir=wdir)
 
 
 def tiny_model(work):
@@ -483,10 +515,12 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
     o = []
     o.append("Machine: %s, %d cores, load average %s when the run started; "
              "onnxruntime %s, OpenVINO %s + NNCF %s; %s. Median of %d "
-             "interleaved rounds of about %d ms per engine." % (
+             "interleaved rounds of about %d ms per engine; the whole run "
+             "took %.1f min." % (
                  cpu, os.cpu_count(), a.load0, onnxruntime.__version__,
                  openvino.__version__, nncf.__version__,
-                 time.strftime("%Y-%m-%d"), a.rounds, a.round_ms))
+                 time.strftime("%Y-%m-%d"), a.rounds, a.round_ms,
+                 a.minutes))
     o.append("")
     o.append("vpdpbusd peak of one core (before / after): %.0f / %.0f "
              "GMAC/s%s; load average at the end %s." % (
@@ -574,10 +608,17 @@ def main():
                     "between this script's markers (docs/benchmarks.md)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: a tiny CNN, 1 thread, 2 short rounds")
+    ap.add_argument("--zoo", action="store_true",
+                    help="also the model zoo's CNNs (%s)" % ", ".join(
+                        ZOO_CNNS))
     a = ap.parse_args()
+    t_start = time.time()
     a.load0 = "%.1f" % os.getloadavg()[0]
     if a.quick:
         a.models, a.threads, a.rounds, a.round_ms = "tiny", "1", 2, 30.0
+    if a.zoo:
+        have = a.models.split(",")
+        a.models = ",".join(have + [z for z in ZOO_CNNS if z not in have])
     threads = [int(t) for t in a.threads.split(",") if t]
     work = a.work or tempfile.mkdtemp(prefix="quill-peers-")
     os.makedirs(work, exist_ok=True)
@@ -649,8 +690,11 @@ def main():
         if isinstance(p, subprocess.Popen):
             p.stdin.close()
             p.wait()
+    a.minutes = (time.time() - t_start) / 60
     text = report(models, engines, threads, times, sqnr, peaks, notes, a)
     sys.stdout.write(text)
+    print("peers.py: %d model(s), %d engine(s), threads %s: %.1f min" % (
+        len(models), len(engines), a.threads, a.minutes), file=sys.stderr)
     if a.md:
         md_section.write_between(a.md, text, BEGIN, END)
     quill_missing = [m.name for m in models for t in threads

@@ -72,8 +72,10 @@ static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
 static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
   LLVMTypeRef pt[3] = {c->t_ptr, c->t_i64, c->t_i64};
   LLVMTypeRef fty = LLVMFunctionType(c->t_void, pt, 3, 0);
-  char name[64];
-  snprintf(name, sizeof name, "q.task.%u", k);
+  char name[160]; /* q.task.K.<stage>: profiles name the stage's op */
+  size_t len;
+  snprintf(name, sizeof name, "q.task.%u.%s", k,
+           LLVMGetValueName2(st->fn, &len));
   LLVMValueRef fn = LLVMAddFunction(c->mod, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(c->lc);
@@ -144,8 +146,13 @@ static void ask_amx(cg *c) {
 
 /* Stages estimated (cg_stage_work) to take less than this on one thread
  * run on the caller: handing a stage to spinning workers costs about a
- * microsecond, to sleeping ones tens (runtime/quill_rt.c). */
-#define PARALLEL_MIN_NS 20000.0
+ * microsecond, and a worker that sleeps or is descheduled costs the
+ * caller nothing but its claims (runtime/quill_rt.c). At 20 us, 13% of
+ * MobileNetV2's one-thread time (amx path: 8-19 us 1x1 convs, depthwise
+ * convs and residual adds of the last blocks) stayed on one thread
+ * (bench/stage_profile.py: two-thread bound 1.68x); the zero-point halos
+ * (estimated at most 5.4 us there, measured 1-2) stay below it. */
+#define PARALLEL_MIN_NS 8000.0
 
 /* Call stage k from fn (NAME_run or a chunk: the same pointer parameters),
  * directly or through the thread pool. */

@@ -39,7 +39,7 @@ typedef struct compile_args {
   quill_llvm_io io;
   quill_llvm_isa isa;
   unsigned threads, opt;
-  bool no_header, noinline;
+  bool no_header, noinline, parallel_all;
   const char *plugins[16]; /* --load-pass-plugin */
   unsigned nplugins;
   const char **shapes; /* --input-shape, argc entries */
@@ -76,6 +76,9 @@ static void print_help(FILE *out) {
       "  -O N                  LLVM optimization level 0..3 (default 3)\n"
       "  --noinline-stages     one function per kernel stage (q.<op>.<kind>\n"
       "                        symbols, for profilers)\n"
+      "  --parallel-all        with --threads, hand every stage of several\n"
+      "                        tasks to the pool, however small (profiling:\n"
+      "                        bench/stage_profile.py)\n"
       "  --entry FUNC          function to compile in a .qir module\n"
       "  --backend B --calib PATH quantize a float model first, as 'quill\n"
       "                        quantize' does (integer ops); B a shipped\n"
@@ -137,6 +140,8 @@ static int parse_args(int argc, char **argv, compile_args *a, bool *help) {
       a->no_header = true;
     } else if (quill_cli_flag(&c, "--noinline-stages")) {
       a->noinline = true;
+    } else if (quill_cli_flag(&c, "--parallel-all")) {
+      a->parallel_all = true;
     } else if (quill_cli_value(&c, "--name", &v)) {
       a->name = v;
     } else if (quill_cli_value(&c, "--target", &v)) {
@@ -344,6 +349,7 @@ static int compile(compile_args *a) {
   o.name = name;
   o.isa = a->isa;
   o.noinline = a->noinline;
+  o.parallel_all = a->parallel_all;
   quill_llvm_compiled *cm = NULL;
   if (st == QUILL_OK)
     st = quill_llvm_compile(ctx, g, &o, &cm);

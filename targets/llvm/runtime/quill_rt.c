@@ -30,19 +30,17 @@
  *
  *   state = generation << 32 | next unclaimed chunk     (one atomic word)
  *
- *   caller: fn, args, chunks ──> state = (g+1, 0) ──> claim chunks ──┐
- *   worker: sees g+1 ─────────────────────────────> claim chunks ──┤
- *   caller: waits until every claimed chunk is done <────────────────┘
+ *   caller: state = (g+1, CLOSED), fn, args, chunks ──> state = (g+1, 0)
+ *             ──> claim chunks ─────────────────────────────────────┐
+ *   worker: sees (g+1, k < CLOSED) ──> claim chunks ─────────────────┤
+ *   caller: waits until every claimed chunk is done <───────────────┘
  *
- * The stage's tasks are cut into about 4 contiguous chunks per thread,
- * and every thread, the caller included, claims the next chunk with a
+ * The stage's tasks are cut into up to 16 contiguous chunks per thread,
+ * of sizes that differ by at most one task (with 4 per thread, 21 tasks
+ * on 2 threads were 7 chunks of 3, which left one thread 12 of the 21), and
+ * every thread, the caller included, claims the next chunk with a
  * compare-and-swap on `state` (which fails once the generation has moved
- * on, so a late worker never runs a finished stage). Before it writes the
- * next stage's fields the caller closes the finished generation (state =
- * g | CLOSED): a worker that read `state` just before and reads the new
- * fields just after (a chunk count the old stage did not have) then fails
- * its compare-and-swap instead of claiming a chunk of a stage that is
- * over (it ran the old stage's function on the new stage's arguments). A worker that has not
+ * on, so a late worker never runs a finished stage). A worker that has not
  * woken up by the time the caller has claimed every chunk costs nothing:
  * the caller waits only for chunks already claimed. Idle workers spin on
  * the generation for QUILL_RT_SPIN_NS of wall time (pause instructions;
@@ -59,6 +57,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -76,16 +75,20 @@
 #define QUILL_RT_SPIN_NS 200000
 #define QUILL_RT_WAIT_NS 2000000
 #define QUILL_RT_YIELD 4096
-/* Chunks per thread: enough to even out uneven tasks and late workers,
- * few enough that a chunk stays a contiguous run of tasks. */
-#define QUILL_RT_CHUNKS_PER_THREAD 4
-/* The chunk index of a closed generation: no chunk is claimable. */
-#define QUILL_RT_CLOSED 0xFFFFFFFFu
-/* Tests widen the windows in which threads interleave (a delay at each
- * numbered point: test/unit/rt_interleave.c); nothing in other builds. */
-#ifndef QUILL_RT_INTERLEAVE
-#define QUILL_RT_INTERLEAVE(point) ((void)0)
+/* Chunks per thread: enough to even out uneven tasks and late workers
+ * (the last chunk leaves the other threads idle for at most 1/16 of a
+ * thread's share; at 4, a 28-task stage went 16:12 on 2 threads), few
+ * enough that claims (a compare-and-swap each) cost nothing next to a
+ * chunk and a chunk stays a contiguous run of tasks. */
+#define QUILL_RT_CHUNKS_PER_THREAD 16
+/* Test hooks (test/unit/test_rt_pool_race.c widens race windows with
+ * them): 0, a thread has read `state` to claim; 1, the caller has written
+ * a stage's fields and not yet opened it. */
+#ifndef QUILL_RT_TEST_HOOK
+#define QUILL_RT_TEST_HOOK(where) ((void)0)
 #endif
+/* The chunk word of a stage being set up: no chunk can be claimed. */
+#define QUILL_RT_CLOSED 0xffffffffu
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -111,24 +114,32 @@ static int spin_step(unsigned *i, uint64_t *t0, uint64_t budget) {
 
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
 
+/* The two words every thread writes during a stage (`state` on each
+ * claim, `left` after each chunk) sit on cache lines of their own: on the
+ * line of the stage's read-mostly fields, each claim would take those
+ * from the other threads' caches too. */
+#define QUILL_RT_LINE 64
+
 typedef struct quill_rt_pool {
   pthread_mutex_t mu;
   pthread_cond_t start, done;
   pthread_t *threads;
   int nworkers;
-  _Atomic uint64_t state;  /* generation << 32 | next unclaimed chunk */
   atomic_int stop;
   atomic_int busy;         /* a caller owns the stage fields below */
   atomic_int sleepers;     /* workers waiting on `start` */
   atomic_int caller_sleeps; /* the caller waits on `done` */
-  atomic_llong left;       /* chunks of this stage not finished */
   /* The stage, written by its caller before the generation moves on and
    * read by workers before they claim a chunk (atomics: a late worker may
    * read the next stage's values, and then its claim fails). */
   _Atomic(quill_rt_task_fn) fn;
   _Atomic(void *) args;
-  atomic_llong ntasks, chunk, nchunks;
+  atomic_llong ntasks, nchunks;
   uint32_t generation;     /* the owner's copy of the current generation */
+  /* generation << 32 | next unclaimed chunk */
+  _Alignas(QUILL_RT_LINE) _Atomic uint64_t state;
+  _Alignas(QUILL_RT_LINE) atomic_llong left; /* chunks not finished */
+  char pad[QUILL_RT_LINE - sizeof(atomic_llong)];
 } quill_rt_pool;
 
 /* Claim and run chunks of generation `gen` until none is left (or the
@@ -136,26 +147,26 @@ typedef struct quill_rt_pool {
 static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
   uint64_t s = atomic_load_explicit(&pool->state, memory_order_acquire);
   for (;;) {
-    uint32_t k = (uint32_t)s;
-    if ((uint32_t)(s >> 32) != gen || k == QUILL_RT_CLOSED)
+    if ((uint32_t)(s >> 32) != gen)
       return;
-    QUILL_RT_INTERLEAVE(1);
-    /* acquire: reading a value of the next stage means its caller's
-     * closing store precedes the compare-and-swap below, which fails */
+    QUILL_RT_TEST_HOOK(0);
+    /* acquire, with the caller's release stores: a value of the next
+     * stage is read only after its CLOSED state, and the claim fails */
     quill_rt_task_fn fn =
         atomic_load_explicit(&pool->fn, memory_order_acquire);
     void *args = atomic_load_explicit(&pool->args, memory_order_acquire);
     int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_acquire);
-    int64_t chunk = atomic_load_explicit(&pool->chunk, memory_order_acquire);
     int64_t nchunks =
         atomic_load_explicit(&pool->nchunks, memory_order_acquire);
+    uint32_t k = (uint32_t)s;
     if ((int64_t)k >= nchunks)
       return;
     if (!atomic_compare_exchange_weak_explicit(&pool->state, &s, s + 1,
                                                memory_order_acq_rel,
                                                memory_order_acquire))
       continue; /* s reloaded: another thread claimed, or a new stage */
-    int64_t b = (int64_t)k * chunk, e = b + chunk < n ? b + chunk : n;
+    /* chunk k: [k n / nchunks, (k + 1) n / nchunks), sizes within one */
+    int64_t b = (int64_t)k * n / nchunks, e = ((int64_t)k + 1) * n / nchunks;
     fn(args, b, e);
     /* seq_cst, with the caller's store of caller_sleeps before it
      * rechecks `left`: it either sees 0 or is woken here */
@@ -169,6 +180,13 @@ static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
   }
 }
 
+/* The generation of a stage open for claims that a worker which has
+ * seen `seen` has not joined yet, or `seen` (nothing new, or a stage
+ * being set up). */
+static uint32_t open_generation(uint64_t s, uint32_t seen) {
+  return (uint32_t)s == QUILL_RT_CLOSED ? seen : (uint32_t)(s >> 32);
+}
+
 static void *worker_main(void *p) {
   quill_rt_pool *pool = p;
   /* the generation at creation: a stage started before this thread ran
@@ -177,26 +195,23 @@ static void *worker_main(void *p) {
   for (;;) {
     unsigned i = 0;
     uint64_t t0 = 0;
-    uint32_t g = (uint32_t)(atomic_load_explicit(&pool->state,
-                                                 memory_order_acquire) >>
-                            32);
+    uint32_t g = open_generation(
+        atomic_load_explicit(&pool->state, memory_order_acquire), seen);
     while (g == seen && !atomic_load_explicit(&pool->stop,
                                               memory_order_relaxed) &&
            spin_step(&i, &t0, QUILL_RT_SPIN_NS))
-      g = (uint32_t)(atomic_load_explicit(&pool->state,
-                                          memory_order_acquire) >>
-                     32);
+      g = open_generation(
+          atomic_load_explicit(&pool->state, memory_order_acquire), seen);
     if (g == seen) { /* idle: sleep until the next stage */
       atomic_fetch_add(&pool->sleepers, 1);
       pthread_mutex_lock(&pool->mu);
-      while ((uint32_t)(atomic_load(&pool->state) >> 32) == seen &&
+      while (open_generation(atomic_load(&pool->state), seen) == seen &&
              !atomic_load(&pool->stop))
         pthread_cond_wait(&pool->start, &pool->mu);
       pthread_mutex_unlock(&pool->mu);
       atomic_fetch_sub(&pool->sleepers, 1);
-      g = (uint32_t)(atomic_load_explicit(&pool->state,
-                                          memory_order_acquire) >>
-                     32);
+      g = open_generation(
+          atomic_load_explicit(&pool->state, memory_order_acquire), seen);
     }
     if (atomic_load(&pool->stop))
       break;
@@ -211,9 +226,10 @@ void quill_rt_pool_destroy(quill_rt_pool *pool);
 /* A pool that runs stages on nthreads threads (the caller included).
  * Returns NULL on failure. */
 quill_rt_pool *quill_rt_pool_create(int nthreads) {
-  quill_rt_pool *pool = calloc(1, sizeof *pool);
+  quill_rt_pool *pool = aligned_alloc(QUILL_RT_LINE, sizeof *pool);
   if (!pool)
     return NULL;
+  memset(pool, 0, sizeof *pool);
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->start, NULL);
   pthread_cond_init(&pool->done, NULL);
@@ -226,7 +242,6 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   atomic_init(&pool->fn, NULL);
   atomic_init(&pool->args, NULL);
   atomic_init(&pool->ntasks, 0);
-  atomic_init(&pool->chunk, 1);
   atomic_init(&pool->nchunks, 0);
   int nw = nthreads > 1 ? nthreads - 1 : 0;
   pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
@@ -269,20 +284,21 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
     return;
   }
   int64_t want = (int64_t)(pool->nworkers + 1) * QUILL_RT_CHUNKS_PER_THREAD;
-  int64_t chunk = ntasks <= want ? 1 : (ntasks + want - 1) / want;
-  int64_t nchunks = (ntasks + chunk - 1) / chunk;
-  /* close the finished generation before its fields change (release: the
-   * field stores below come after it for a worker that reads them) */
-  atomic_store(&pool->state,
-               (uint64_t)pool->generation << 32 | QUILL_RT_CLOSED);
+  int64_t nchunks = ntasks < want ? ntasks : want;
+  uint32_t gen = ++pool->generation;
+  /* Close the last stage before its fields change: a worker that read
+   * state (gen - 1, k) and is late to claim k (all of that stage's chunks
+   * are claimed) would otherwise still succeed, state being unchanged,
+   * with this stage's fn, args and counts, run a chunk of it that is run
+   * again once it opens, and count it off `left` twice: the caller then
+   * returns, and its args (on its stack) go, while that chunk still runs. */
+  atomic_store(&pool->state, (uint64_t)gen << 32 | QUILL_RT_CLOSED);
   atomic_store_explicit(&pool->fn, fn, memory_order_release);
   atomic_store_explicit(&pool->args, args, memory_order_release);
   atomic_store_explicit(&pool->ntasks, ntasks, memory_order_release);
-  atomic_store_explicit(&pool->chunk, chunk, memory_order_release);
   atomic_store_explicit(&pool->nchunks, nchunks, memory_order_release);
   atomic_store_explicit(&pool->left, nchunks, memory_order_relaxed);
-  QUILL_RT_INTERLEAVE(2);
-  uint32_t gen = ++pool->generation;
+  QUILL_RT_TEST_HOOK(1);
   /* publishes the fields above; seq_cst with the load of `sleepers` (and
    * the worker's increment before it rechecks): a worker either sees the
    * new generation or is counted and woken here */

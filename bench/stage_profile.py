@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""stage_profile.py - where a model's second thread goes: per-stage
+parallel efficiency of Quill's compiled code and the two-thread speed-up
+the profile predicts, measured in CPU time so that a loaded machine does
+not change the answer.
+
+  build/quill quantize m.onnx --backend x86-vnni --calib CALIB -o m.qir
+  /usr/bin/python3 bench/stage_profile.py m.qir [--isa amx] [--threads 2]
+                   [--reps 100] [--work DIR] [--stages] [--parallel-all]
+
+Compiles m.qir with `quill compile --threads T --isa ISA` (the code a user
+links), builds it into a shared library and runs bench-stage-profile on
+it twice: with one thread (every stage on the caller: the baseline) and
+with T (the shipped pool). bench-stage-profile times every stage that
+goes to the pool, and every chunk a thread runs in the thread's CPU time.
+
+From the one-thread run: the serial part (the caller's CPU time outside
+the parallel stages) and each parallel stage's time t1. The bound for T
+threads on an idle machine (`bound`):
+
+  serial + sum over stages of t1 * (largest chunk count a thread gets,
+           the pool's chunking of the stage's tasks) / tasks
+
+that is Amdahl's law with the stage's granularity and no hand-over cost
+(`lost us`: a stage's time above t1 / T from its granularity).
+From the T-thread run, per stage: the CPU time in chunks of the caller
+and of the workers; `cpu-bound` replaces t1 by their sum (cache misses on
+the other core's data count), and `measured` is the wall time (on a loaded
+machine it says little; the two bounds do not depend on the load). Times
+are the least over the runs (other processes only ever add time).
+--stages lists every stage (the 20 longest otherwise).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHUNKS_PER_THREAD = 16  # runtime/quill_rt.c, QUILL_RT_CHUNKS_PER_THREAD
+
+
+def sh(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit("%s failed: %s" % (" ".join(cmd), p.stderr.strip()))
+    return p.stdout
+
+
+def parse(text):
+    stages, total = [], {}
+    for line in text.splitlines():
+        f = line.split()
+        if f and f[0] == "stage":
+            stages.append({"off": int(f[2], 16), "ntasks": int(f[3]),
+                           "wall": float(f[4]), "cc": float(f[5]),
+                           "wc": float(f[6]), "cn": float(f[7]),
+                           "wn": float(f[8]), "all": float(f[9])})
+        elif f and f[0] == "total":
+            total = {f[i]: float(f[i + 1]) for i in range(1, len(f) - 1, 2)}
+    return stages, total
+
+
+def max_share(ntasks, threads):
+    """The fraction of a stage's tasks the busiest thread runs when the
+    pool cuts it into min(ntasks, 16 x threads) chunks of sizes within one
+    task (quill_rt_pool_run) and each thread claims the next chunk as soon
+    as it is free (tasks of equal cost, threads starting together)."""
+    nchunks = min(ntasks, threads * CHUNKS_PER_THREAD)
+    done = [0] * threads
+    for k in range(nchunks):
+        size = (k + 1) * ntasks // nchunks - k * ntasks // nchunks
+        i = done.index(min(done))
+        done[i] += size
+    return max(done) / ntasks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("qir")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--isa", default="")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--work", default="")
+    ap.add_argument("--stages", action="store_true")
+    ap.add_argument("--parallel-all", action="store_true",
+                    help="compile with --parallel-all: every stage of "
+                    "several tasks goes to the pool, so the profile times "
+                    "the small ones the cost model keeps on the caller")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="quill-prof-")
+    os.makedirs(work, exist_ok=True)
+    obj = os.path.join(work, "m.o")
+    cmd = [os.path.join(a.build, "quill"), "compile", a.qir, "-o", obj,
+           "--name", "m", "--threads", str(a.threads)]
+    if a.isa:
+        cmd += ["--isa", a.isa]
+    if a.parallel_all:
+        cmd.append("--parallel-all")
+    sh(cmd)
+    so = os.path.join(work, "m.so")
+    sh(["cc", "-shared", "-fPIC", "-o", so, obj])
+    names = {}
+    for line in sh(["nm", so]).splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2].startswith("q.task."):
+            names[int(f[0], 16)] = f[2].split(".", 3)[3]
+    prof = os.path.join(a.build, "bench-stage-profile")
+    hdr = os.path.join(work, "m.h")
+    runs = {}
+    for t in (1, a.threads):
+        runs[t] = parse(sh([prof, so, hdr, "--threads", str(t),
+                            "--reps", str(a.reps)]))
+    s1, tot1 = runs[1]
+    sT, totT = runs[a.threads]
+    par1 = sum(s["cc"] for s in s1)
+    serial = tot1["serial_cpu_us"]
+    bound = serial + sum(s["cc"] * max_share(s["ntasks"], a.threads)
+                         for s in s1)
+    cpub = serial + sum(x["all"] *
+                        max_share(x["ntasks"], a.threads) for x in sT)
+    rows = []
+    for x, y in zip(s1, sT):
+        n = names.get(x["off"], "?")
+        loss = x["cc"] * (max_share(x["ntasks"], a.threads) - 1 / a.threads)
+        rows.append((x["cc"], n, x["ntasks"], x["cc"], loss, y["wall"],
+                     y["cc"], y["wc"], y["cn"], y["wn"]))
+    if not a.stages:
+        rows = sorted(rows, reverse=True)[:20]
+    one = serial + par1
+    print("%s, isa %s, %d threads: 1-thread CPU %.0f us (%d parallel stages "
+          "%.0f us, serial %.0f us = %.1f%%)" % (
+              os.path.basename(a.qir), a.isa or "auto", a.threads,
+              one, len(s1), par1, serial, 100 * serial / one))
+    print("bound (granularity, no hand-over) %.0f us = %.2fx; cpu-bound "
+          "(the %d-thread run's chunk CPU) %.0f us = %.2fx; measured wall "
+          "median %.0f us (1 thread %.0f us) = %.2fx" % (
+              bound, one / bound, a.threads, cpub, one / cpub,
+              totT["wall_us"], tot1["wall_us"],
+              tot1["wall_us"] / totT["wall_us"]))
+    print()
+    print("%-28s %6s %8s %8s %8s %8s %8s %6s %6s" % (
+        "stage", "tasks", "t1 us", "lost us", "wall us", "c cpu", "w cpu",
+        "c chk", "w chk"))
+    for r in rows:
+        print("%-28s %6d %8.1f %8.1f %8.1f %8.1f %8.1f %6.1f %6.1f" % r[1:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
