@@ -371,6 +371,8 @@ quill_status tx_write_as_custom(tflite_exporter *ex, const quill_op *op,
 quill_status tx_fused_activation(tflite_exporter *ex, const quill_op *op,
                                  int *act, bool *post, double *lo,
                                  double *hi);
+/* RESHAPE of tensor x into tensor y (the new shape is y's). */
+quill_status tx_emit_reshape(tflite_exporter *ex, int32_t x, int32_t y);
 /* Write MAXIMUM/MINIMUM clamps of tensor `in` into tensor `out`. */
 quill_status tx_emit_clamp(tflite_exporter *ex, int32_t in, int32_t out,
                            double lo, double hi);

@@ -312,8 +312,7 @@ quill_status tx_write_concat(tflite_exporter *ex, const quill_op *op) {
   return QUILL_OK;
 }
 
-/* RESHAPE of tensor x into tensor y (shape from y). */
-static quill_status emit_reshape(tflite_exporter *ex, int32_t x, int32_t y) {
+quill_status tx_emit_reshape(tflite_exporter *ex, int32_t x, int32_t y) {
   if (x < 0 || y < 0)
     return QUILL_ERR_NOMEM;
   tx_tensor *yt = &ex->tensors[y];
@@ -343,13 +342,13 @@ quill_status tx_write_reshape(tflite_exporter *ex, const quill_op *op) {
   int lout = tx_layout_of(ex, yv);
   int lin = tx_layout_of(ex, xv);
   if (lout == TX_FLAT) /* flatten the NHWC data (layout.c) */
-    return emit_reshape(ex, tx_value(ex, xv, TX_NHWC), tx_out(ex, op, 0));
+    return tx_emit_reshape(ex, tx_value(ex, xv, TX_NHWC), tx_out(ex, op, 0));
   if (!tx_layout_neutral(quill_type_rank(xt), quill_type_dims(xt), lin))
     lin = TX_NATIVE;
   int32_t x = tx_value(ex, xv, lin);
   int32_t y = tx_out(ex, op, 0);
   if (tx_layout_neutral(quill_type_rank(yt), quill_type_dims(yt), lout))
-    return emit_reshape(ex, x, y);
+    return tx_emit_reshape(ex, x, y);
   /* The result is NHWC but the data is in NCHW order: reshape to NCHW,
    * then transpose. */
   if (y < 0)
@@ -362,7 +361,7 @@ quill_status tx_write_reshape(tflite_exporter *ex, const quill_op *op) {
   int32_t tmp = tx_tensor_new(ex, tx_printf(ex, "%s_nchw", ex->tensors[y].name),
                               ex->tensors[y].type, 4, d);
   copy_quant(ex, tmp, y);
-  quill_status st = emit_reshape(ex, x, tmp);
+  quill_status st = tx_emit_reshape(ex, x, tmp);
   if (st)
     return st;
   int32_t perm[4] = {0, 2, 3, 1};
@@ -397,7 +396,7 @@ quill_status tx_write_transpose(tflite_exporter *ex, const quill_op *op) {
   }
   int32_t x = tx_value(ex, xv, lin), y = tx_out(ex, op, 0);
   if (identity)
-    return emit_reshape(ex, x, y);
+    return tx_emit_reshape(ex, x, y);
   if (x < 0 || y < 0)
     return QUILL_ERR_NOMEM;
   int32_t ins[2] = {x, tx_const_i32(ex, "perm", r, q)};
@@ -606,7 +605,7 @@ quill_status tx_write_resize(tflite_exporter *ex, const quill_op *op) {
 quill_status tx_write_identity(tflite_exporter *ex, const quill_op *op) {
   /* Only an identity that is a graph output gets here: a copy. */
   int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
-  return emit_reshape(ex, tx_in(ex, op, 0, lay), tx_out(ex, op, 0));
+  return tx_emit_reshape(ex, tx_in(ex, op, 0, lay), tx_out(ex, op, 0));
 }
 
 quill_status tx_write_constant(tflite_exporter *ex, const quill_op *op) {
