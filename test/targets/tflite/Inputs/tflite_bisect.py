@@ -11,7 +11,8 @@ INPUT.npy its input in Quill's layout. The script
 
   1. names every numbered value (%63 -> %v63), so that each TFLite tensor
      the exporter makes for a value carries the value's name;
-  2. makes every non-constant value a graph output (graph outputs are
+  2. makes every quantized non-constant value a graph output (float
+     values are left alone so that QDQ patterns still fold; graph outputs are
      never overwritten: experimental_preserve_all_tensors alone still
      showed stale data in some tensors after later ops ran);
   3. runs that model in `quill run`, and exports it (`quill-translate
@@ -79,6 +80,7 @@ def instrument(text):
     text = re.sub(r"%(\d+)\b", r"%v\1", text)
     lines = text.splitlines()
     values = []
+    consts = set()
     func = None
     for i, line in enumerate(lines):
         if line.startswith("func @"):
@@ -87,13 +89,20 @@ def instrument(text):
             func = i
             continue
         m = DEF.match(line)
-        if not m or m.group(2) == "constant":
+        if not m:
             continue
         names = [n.strip() for n in m.group(1).split(",")]
+        operands = re.findall(r"%[\w.\-]+", re.split(r" \{| : ", m.group(3))[0])
+        if m.group(2) == "constant" or all(o in consts for o in operands):
+            consts.update(names)  # weights: folded into their users
+            continue
         types = result_types(m.group(3))
         if len(types) != len(names):
             continue
-        values += [(n, m.group(2), t) for n, t in zip(names, types)]
+        # only quantized values: a float value made an output would stop
+        # the QDQ pattern around it from folding into an int8 builtin
+        values += [(n, m.group(2), t) for n, t in zip(names, types)
+                   if "!quant." in t]
     dump = list(lines)
     for i in range(func + 1, len(dump)):
         if dump[i].startswith("  return"):
