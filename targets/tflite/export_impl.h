@@ -210,7 +210,14 @@ int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want);
 /* Effective operand i / result i of the current op as tensors. */
 int32_t tx_in(tflite_exporter *ex, const quill_op *op, unsigned i, int want);
 int32_t tx_out(tflite_exporter *ex, const quill_op *op, unsigned i);
-/* The constant dense attribute behind effective operand i, or NULL. */
+/* The values of a quantized constant as f32, computed as Quill's
+ * interpreter dequantizes (quill_dequantize_value: in f32 for an f32
+ * expressed type, which is also what TFLite's DEQUANTIZE computes from the
+ * f32 scale). NULL on allocation failure. */
+float *tx_dequantized(tflite_exporter *ex, const quill_attr *q);
+/* The constant dense attribute behind effective operand i, or NULL (a
+ * dequantized constant feeding an op that is not folded: its
+ * tx_dequantized values). */
 const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
                               unsigned i);
 
