@@ -158,7 +158,8 @@ bool quill_fqdq_requant_attrs(const quill_fqdq *f, quill_fqdq_attrs *l,
   for (size_t i = 0; i < n && ok; i++) {
     int32_t m = 0;
     int s = 0;
-    ok = reals[i] > 0.0 && quill_quantize_multiplier(reals[i], &m, &s);
+    /* 0: the caller's "always rounds to 0" (multiplier 0, shift 0) */
+    ok = reals[i] >= 0.0 && quill_quantize_multiplier(reals[i], &m, &s);
     v[i] = m;
     v[n + i] = s;
   }
@@ -277,6 +278,33 @@ const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
   quill_free(ctx, v, nch * sizeof *v);
   if (err)
     *why = err;
+  return res;
+}
+
+const quill_attr *quill_fqdq_bias_drop_dead(quill_context *ctx,
+                                            const quill_attr *bias,
+                                            double s_x, const double *s_w,
+                                            size_t n_w, double s_y) {
+  size_t nch = (size_t)quill_type_num_elements(quill_attr_dense_type(bias));
+  int32_t *v = NULL;
+  for (size_t k = 0; k < nch; k++) {
+    int64_t b = quill_attr_dense_get_i64(bias, k);
+    if (!b || quill_product_multiplier(s_x, s_w[n_w == 1 ? 0 : k], s_y) >=
+                  0x1p-32)
+      continue;
+    if (!v) {
+      if (!(v = quill_alloc(ctx, nch * sizeof *v)))
+        return NULL;
+      for (size_t i = 0; i < nch; i++)
+        v[i] = (int32_t)quill_attr_dense_get_i64(bias, i);
+    }
+    v[k] = 0;
+  }
+  if (!v)
+    return bias;
+  const quill_attr *res = quill_attr_dense(ctx, quill_attr_dense_type(bias),
+                                           v, nch * sizeof *v);
+  quill_free(ctx, v, nch * sizeof *v);
   return res;
 }
 

@@ -73,8 +73,9 @@ void quill_fqdq_attrs_copy(quill_fqdq_attrs *l, const quill_op *op,
 
 /* Requantization attributes for n real multipliers (one per channel, or
  * the three of qadd): rounding, and in fixed-point mode multiplier/shift
- * (quill_quantize_multiplier). False (with *why) if one does not
- * decompose. */
+ * (quill_quantize_multiplier; a real of 0, which callers pass for a
+ * channel whose result always rounds to 0, gives multiplier 0, shift 0).
+ * False (with *why) if one does not decompose. */
 bool quill_fqdq_requant_attrs(const quill_fqdq *f, quill_fqdq_attrs *l,
                               quill_rounding r, const double *reals,
                               size_t n, const char **why);
@@ -104,6 +105,17 @@ const quill_attr *quill_fqdq_bias_i32(quill_context *ctx,
                                       const quill_value *bias, double s_x,
                                       const double *s_w, size_t n_w,
                                       size_t nch, const char **why);
+
+/* `bias` (a dense tensor<nch x i32> attr) with the values of the channels
+ * whose requantization multiplier s_x * s_w[c] / s_y is below 2^-32 set to
+ * 0: such a channel's result is the output zero point whatever its int32
+ * accumulator holds, and a bias saturated at that scale (weights near
+ * 1e-38) would only make the worst-case sum leave int32. Returns bias
+ * itself when nothing changes, NULL on allocation failure. */
+const quill_attr *quill_fqdq_bias_drop_dead(quill_context *ctx,
+                                            const quill_attr *bias,
+                                            double s_x, const double *s_w,
+                                            size_t n_w, double s_y);
 
 /* ---- accumulator width --------------------------------------------------- */
 

@@ -185,6 +185,10 @@ static quill_match_result emit_linear(const quill_pattern *p,
               : NULL;
   if (l->bias && !battr)
     return why ? quill_rewriter_fail(rw, root, "%s", why) : oom(rw, root);
+  if (battr && q && !(battr = quill_fqdq_bias_drop_dead(
+                          ctx, battr, s_x, s_w, n_w,
+                          scale0(quill_fqdq_qelem(quill_op_result(q, 0))))))
+    return oom(rw, root);
   /* int32 accumulation only where the worst case provably fits */
   quill_type *wt = l->w_attr ? quill_attr_dense_type(l->w_attr)
                              : quill_value_type(l->w);
@@ -207,8 +211,17 @@ static quill_match_result emit_linear(const quill_pattern *p,
   bool ok = reals && accs && zeros;
   if (ok && q) { /* requantized result */
     quill_type *ye = quill_fqdq_qelem(quill_op_result(q, 0));
-    for (size_t c = 0; c < n_w; c++)
+    for (size_t c = 0; c < n_w; c++) {
       reals[c] = quill_product_multiplier(s_x, s_w[c], scale0(ye));
+      /* Below 2^-32 the requantization of an int32 accumulator is 0 for
+       * every value it can hold (|acc * real| < 2^31 * 2^-32 = 1/2): the
+       * channel is the output zero point, as TFLite's QuantizeMultiplier
+       * makes it (shift < -31: multiplier 0, shift 0). PP-OCRv4 rec has
+       * such channels (weights near 1e-38): they kept the whole op float,
+       * which TFLite computes in int8 (1 step off, 255 at the output). */
+      if (!wide && reals[c] < 0x1p-32)
+        reals[c] = 0.0;
+    }
     ok = quill_fqdq_requant_attrs(f, &attrs, quill_fqdq_rounding(f, q), reals,
                                   n_w, &why) &&
          quill_fqdq_act_attrs(&attrs, l->act, q, ye, &why);

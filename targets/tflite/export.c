@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ir/quant.h"
 #include "ir/writefile.h"
 #include "targets/tflite/export_impl.h"
 
@@ -459,6 +460,35 @@ static int32_t own_tensor(tflite_exporter *ex, const quill_value *v) {
   return tt;
 }
 
+/* The constant behind value v: its dense attribute, or for v =
+ * dequantize(quantized constant) the dequantized values (tx_dequantized) as
+ * a float constant; NULL otherwise. */
+static const quill_attr *value_const(tflite_exporter *ex,
+                                     const quill_value *v) {
+  const quill_attr *a = quill_value_constant(v);
+  quill_op *d = quill_value_def(v);
+  if (a || !d || quill_op_opcode(d) != QUILL_OP_DEQUANTIZE)
+    return a;
+  /* dequantize(constant) feeding an op that is not folded: dequantize at
+   * compile time (a float constant). */
+  const quill_attr *q = quill_value_constant(quill_op_operand(d, 0));
+  if (!q)
+    return NULL;
+  quill_type *qt = quill_attr_dense_type(q), *qe = quill_type_elem(qt);
+  if (!quill_type_is_quant(qe))
+    return NULL;
+  size_t n = (size_t)quill_type_num_elements(qt);
+  float *f = tx_dequantized(ex, q);
+  if (!f)
+    return NULL;
+  quill_type *ft = quill_type_with_elem(
+      ex->ctx, qt, quill_type_scalar(ex->ctx, QUILL_TYPE_F32));
+  a = ft ? quill_attr_dense(ex->ctx, ft, f, n * sizeof *f) : NULL;
+  if (!a)
+    ex->nomem = true;
+  return a;
+}
+
 int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want) {
   v = tx_resolve(ex, v);
   tx_vinfo *vi = tx_info(ex, v);
@@ -469,7 +499,7 @@ int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want) {
     want = rank == 4 ? vi->layout : TX_NATIVE;
   if (vi->tensor[want] >= 0)
     return vi->tensor[want];
-  const quill_attr *a = quill_value_constant(v);
+  const quill_attr *a = value_const(ex, v);
   if (a) {
     vi->tensor[want] = const_tensor(ex, v, a, want);
     return vi->tensor[want];
@@ -521,21 +551,8 @@ int32_t tx_out(tflite_exporter *ex, const quill_op *op, unsigned i) {
   return own_tensor(ex, tx_resolve(ex, tx_eout(ex, op, i)));
 }
 
-const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
-                              unsigned i) {
-  const quill_value *v = tx_ein(ex, op, i);
-  const quill_attr *a = quill_value_constant(v);
-  quill_op *d = quill_value_def(v);
-  if (a || !d || quill_op_opcode(d) != QUILL_OP_DEQUANTIZE)
-    return a;
-  /* dequantize(constant) feeding an op that is not folded: dequantize at
-   * compile time (a float constant). */
-  const quill_attr *q = quill_value_constant(quill_op_operand(d, 0));
-  if (!q)
-    return NULL;
+float *tx_dequantized(tflite_exporter *ex, const quill_attr *q) {
   quill_type *qt = quill_attr_dense_type(q), *qe = quill_type_elem(qt);
-  if (!quill_type_is_quant(qe))
-    return NULL;
   size_t n = (size_t)quill_type_num_elements(qt);
   float *f = tx_alloc(ex, (n ? n : 1) * sizeof *f);
   if (!f)
@@ -547,18 +564,21 @@ const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
     for (unsigned k = (unsigned)ax + 1; k < quill_type_rank(qt); k++)
       inner *= (size_t)quill_type_dim(qt, k);
   }
+  bool f64 = quill_type_kind_of(quill_type_quant_expressed(qe)) ==
+             QUILL_TYPE_F64;
   for (size_t k = 0; k < n; k++) {
     size_t c = ax >= 0 ? (k / inner) % len : 0;
-    f[k] = (float)(((double)quill_attr_dense_get_i64(q, k) -
-                    (double)quill_type_quant_zero_points(qe)[c]) *
-                   quill_type_quant_scales(qe)[c]);
+    f[k] = (float)quill_dequantize_value(
+        quill_attr_dense_get_i64(q, k), quill_type_quant_scales(qe)[c],
+        quill_type_quant_zero_points(qe)[c], f64);
   }
-  quill_type *ft = quill_type_with_elem(
-      ex->ctx, qt, quill_type_scalar(ex->ctx, QUILL_TYPE_F32));
-  a = ft ? quill_attr_dense(ex->ctx, ft, f, n * sizeof *f) : NULL;
-  if (!a)
-    ex->nomem = true;
-  return a;
+  return f;
+}
+
+
+const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
+                              unsigned i) {
+  return value_const(ex, tx_ein(ex, op, i));
 }
 
 /* ---- driver ---------------------------------------------------------------------------------- */

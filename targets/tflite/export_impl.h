@@ -210,7 +210,14 @@ int32_t tx_value(tflite_exporter *ex, const quill_value *v, int want);
 /* Effective operand i / result i of the current op as tensors. */
 int32_t tx_in(tflite_exporter *ex, const quill_op *op, unsigned i, int want);
 int32_t tx_out(tflite_exporter *ex, const quill_op *op, unsigned i);
-/* The constant dense attribute behind effective operand i, or NULL. */
+/* The values of a quantized constant as f32, computed as Quill's
+ * interpreter dequantizes (quill_dequantize_value: in f32 for an f32
+ * expressed type, which is also what TFLite's DEQUANTIZE computes from the
+ * f32 scale). NULL on allocation failure. */
+float *tx_dequantized(tflite_exporter *ex, const quill_attr *q);
+/* The constant dense attribute behind effective operand i, or NULL (a
+ * dequantized constant feeding an op that is not folded: its
+ * tx_dequantized values). */
 const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
                               unsigned i);
 
@@ -371,6 +378,8 @@ quill_status tx_write_as_custom(tflite_exporter *ex, const quill_op *op,
 quill_status tx_fused_activation(tflite_exporter *ex, const quill_op *op,
                                  int *act, bool *post, double *lo,
                                  double *hi);
+/* RESHAPE of tensor x into tensor y (the new shape is y's). */
+quill_status tx_emit_reshape(tflite_exporter *ex, int32_t x, int32_t y);
 /* Write MAXIMUM/MINIMUM clamps of tensor `in` into tensor `out`. */
 quill_status tx_emit_clamp(tflite_exporter *ex, int32_t in, int32_t out,
                            double lo, double hi);

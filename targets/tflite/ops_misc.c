@@ -312,8 +312,7 @@ quill_status tx_write_concat(tflite_exporter *ex, const quill_op *op) {
   return QUILL_OK;
 }
 
-/* RESHAPE of tensor x into tensor y (shape from y). */
-static quill_status emit_reshape(tflite_exporter *ex, int32_t x, int32_t y) {
+quill_status tx_emit_reshape(tflite_exporter *ex, int32_t x, int32_t y) {
   if (x < 0 || y < 0)
     return QUILL_ERR_NOMEM;
   tx_tensor *yt = &ex->tensors[y];
@@ -343,13 +342,13 @@ quill_status tx_write_reshape(tflite_exporter *ex, const quill_op *op) {
   int lout = tx_layout_of(ex, yv);
   int lin = tx_layout_of(ex, xv);
   if (lout == TX_FLAT) /* flatten the NHWC data (layout.c) */
-    return emit_reshape(ex, tx_value(ex, xv, TX_NHWC), tx_out(ex, op, 0));
+    return tx_emit_reshape(ex, tx_value(ex, xv, TX_NHWC), tx_out(ex, op, 0));
   if (!tx_layout_neutral(quill_type_rank(xt), quill_type_dims(xt), lin))
     lin = TX_NATIVE;
   int32_t x = tx_value(ex, xv, lin);
   int32_t y = tx_out(ex, op, 0);
   if (tx_layout_neutral(quill_type_rank(yt), quill_type_dims(yt), lout))
-    return emit_reshape(ex, x, y);
+    return tx_emit_reshape(ex, x, y);
   /* The result is NHWC but the data is in NCHW order: reshape to NCHW,
    * then transpose. */
   if (y < 0)
@@ -362,7 +361,7 @@ quill_status tx_write_reshape(tflite_exporter *ex, const quill_op *op) {
   int32_t tmp = tx_tensor_new(ex, tx_printf(ex, "%s_nchw", ex->tensors[y].name),
                               ex->tensors[y].type, 4, d);
   copy_quant(ex, tmp, y);
-  quill_status st = emit_reshape(ex, x, tmp);
+  quill_status st = tx_emit_reshape(ex, x, tmp);
   if (st)
     return st;
   int32_t perm[4] = {0, 2, 3, 1};
@@ -397,7 +396,7 @@ quill_status tx_write_transpose(tflite_exporter *ex, const quill_op *op) {
   }
   int32_t x = tx_value(ex, xv, lin), y = tx_out(ex, op, 0);
   if (identity)
-    return emit_reshape(ex, x, y);
+    return tx_emit_reshape(ex, x, y);
   if (x < 0 || y < 0)
     return QUILL_ERR_NOMEM;
   int32_t ins[2] = {x, tx_const_i32(ex, "perm", r, q)};
@@ -606,7 +605,7 @@ quill_status tx_write_resize(tflite_exporter *ex, const quill_op *op) {
 quill_status tx_write_identity(tflite_exporter *ex, const quill_op *op) {
   /* Only an identity that is a graph output gets here: a copy. */
   int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
-  return emit_reshape(ex, tx_in(ex, op, 0, lay), tx_out(ex, op, 0));
+  return tx_emit_reshape(ex, tx_in(ex, op, 0, lay), tx_out(ex, op, 0));
 }
 
 quill_status tx_write_constant(tflite_exporter *ex, const quill_op *op) {
@@ -682,38 +681,12 @@ quill_status tx_write_dequantize(tflite_exporter *ex, const quill_op *op) {
   quill_type *xe = quill_type_elem(quill_value_type(xv));
   const quill_attr *a = quill_value_constant(xv);
   int k = quill_type_kind_of(quill_type_quant_storage(xe));
-  if (a && k == QUILL_TYPE_I32) {
-    /* TFLite's DEQUANTIZE takes no int32: dequantize at compile time. */
-    quill_type *t = quill_value_type(xv);
-    size_t n = (size_t)quill_type_num_elements(t);
-    float *d = tx_alloc(ex, (n ? n : 1) * sizeof *d);
-    if (!d)
-      return QUILL_ERR_NOMEM;
-    int32_t ax = quill_type_quant_axis_of(xe);
-    size_t inner = 1, len = 1;
-    if (ax >= 0) {
-      len = (size_t)quill_type_dim(t, (unsigned)ax);
-      for (unsigned i = (unsigned)ax + 1; i < quill_type_rank(t); i++)
-        inner *= (size_t)quill_type_dim(t, i);
-    }
-    for (size_t i = 0; i < n; i++) {
-      size_t c = ax >= 0 ? (i / inner) % len : 0;
-      d[i] = (float)(((double)quill_attr_dense_get_i64(a, i) -
-                      (double)quill_type_quant_zero_points(xe)[c]) *
-                     quill_type_quant_scales(xe)[c]);
-    }
-    const quill_value *yv = tx_resolve(ex, quill_op_result(op, 0));
-    tx_vinfo *vi = tx_info(ex, yv);
-    if (!vi)
-      return QUILL_ERR_NOMEM;
-    if (quill_type_rank(t) == 4)
-      return tx_error(ex, op, "a 4-D int32 constant cannot be dequantized");
-    vi->tensor[TX_NATIVE] =
-        tx_const(ex, quill_value_name(yv) ? quill_value_name(yv) : "dequantized",
-                 TFL_FLOAT32, quill_type_rank(t), quill_type_dims(t), d,
-                 n * sizeof *d, false);
-    return vi->tensor[TX_NATIVE] >= 0 ? QUILL_OK : QUILL_ERR_NOMEM;
-  }
+  /* A constant is dequantized at compile time, as the interpreter
+   * dequantizes (tx_dequantized), where a user asks for its tensor
+   * (tx_value): no DEQUANTIZE, which takes no int32 and, per axis, needs
+   * version 5 (not in TFLite 2.14's reference resolver). */
+  if (a)
+    return QUILL_OK;
   if (k != QUILL_TYPE_I8 && k != QUILL_TYPE_U8 && k != QUILL_TYPE_I16)
     return tx_error(ex, op, "TFLite's DEQUANTIZE reads int8, uint8 and int16, "
                             "not %s",

@@ -187,12 +187,37 @@ quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op) {
 
 /* ---- fully connected and batch matmul ----------------------------------------------- */
 
+/* A 2-D [rows, cols] tensor with the type and quantization of `like`. */
+static int32_t temp_2d(tflite_exporter *ex, int32_t like, int64_t rows,
+                       int64_t cols) {
+  int64_t d[2] = {rows, cols};
+  int32_t t = tx_tensor_new(ex, tx_printf(ex, "%s_2d", ex->tensors[like].name),
+                            ex->tensors[like].type, 2, d);
+  if (t >= 0) {
+    tx_tensor *tt = &ex->tensors[t], *l = &ex->tensors[like];
+    tt->nq = l->nq;
+    tt->scale = l->scale;
+    tt->zero_point = l->zero_point;
+    tt->qdim = l->qdim;
+  }
+  return t;
+}
+
 /* FULLY_CONNECTED of input tensor `a` with constant weights w (logical
- * [K, N] when kn, else [N, K]), bias attr b (or NULL). */
+ * [K, N] when kn, else [N, K]), bias attr b (or NULL).
+ *
+ * The FULLY_CONNECTED is always 2-D: an input of rank > 2 ([..., K], as
+ * nn.Linear on [T, B, C]) is reshaped to [M, K] and the [M, N] result
+ * back, rather than written with keep_num_dims. TFLite 2.14's reference
+ * int8 per-channel kernel (reference_integer_ops::FullyConnectedPerChannel)
+ * takes the batch count from output dim 0 and the depth from dim 1, so on
+ * a [64, 1, 768] output it computes 64 values and leaves the rest
+ * (test/targets/tflite: fc_3d_int8, up to 128 steps off in the
+ * TransformerEncoder of the model zoo); the RESHAPEs cost no copy. */
 static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
                             int32_t a, const quill_attr *w, bool kn,
                             const quill_attr *b, double alpha, double beta,
-                            bool keep_dims) {
+                            bool batched) {
   unsigned e0 = ex->errors;
   quill_type *xe = quill_type_elem(tx_in_type(ex, op, 0));
   quill_type *wt = quill_attr_dense_type(w), *we = quill_type_elem(wt);
@@ -295,15 +320,28 @@ static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
   int32_t y = tx_out(ex, op, 0);
   if (a < 0 || y < 0 || wt_t < 0 || bt < 0)
     return QUILL_ERR_NOMEM;
-  int32_t dst = post ? tx_temp_like(ex, y, "preact") : y;
-  int32_t ins[3] = {a, wt_t, bt};
+  int32_t a2 = a, y2 = y;
+  if (batched) {
+    int64_t M = quill_type_num_elements(tx_in_type(ex, op, 0)) / K;
+    a2 = temp_2d(ex, a, M, K);
+    y2 = a2 < 0 ? -1 : temp_2d(ex, y, M, N);
+    if (y2 < 0)
+      return QUILL_ERR_NOMEM;
+    quill_status st = tx_emit_reshape(ex, a, a2);
+    if (st)
+      return st;
+  }
+  int32_t dst = post ? tx_temp_like(ex, y2, "preact") : y2;
+  int32_t ins[3] = {a2, wt_t, bt};
   tx_op *o = tx_emit(ex, TFL_OP_FULLY_CONNECTED, 3, ins, 1, &dst);
   if (!o)
     return QUILL_ERR_NOMEM;
   o->opt_type = TFL_OPT_FullyConnectedOptions;
   tx_opt_int(ex, o, TFL_FC_FUSED_ACTIVATION, TXO_I8, act, 0);
-  tx_opt_int(ex, o, TFL_FC_KEEP_NUM_DIMS, TXO_BOOL, keep_dims, 0);
-  return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
+  quill_status st = post ? tx_emit_clamp(ex, dst, y2, lo, hi) : QUILL_OK;
+  if (st == QUILL_OK && batched)
+    st = tx_emit_reshape(ex, y2, y);
+  return st;
 }
 
 static quill_status emit_batch_matmul(tflite_exporter *ex, const quill_op *op,
