@@ -46,9 +46,23 @@
  *    (the constants have shape [C] followed by rank-2 ones, so they
  *    broadcast over N, C, spatial dims).
  *
+ * 3. Affine folding (patterns "fold-mul-into-producer" and
+ *    "fold-add-into-producer", benefit 2): a mul or add of such a producer's
+ *    result (one use) and a float constant that is a scalar or varies only
+ *    along the channel axis (axis 1 of the result: [C], [C,1,1],
+ *    [1,C,1,1], [1] ...) is a batch_norm with mean 0 and, for mul, s = the
+ *    constant, beta = 0, for add, s = 1, beta = the constant; it folds the
+ *    same way (W' = W s, b' = b s + beta). Models carry such ops where
+ *    training had a learnable scale and shift after a layer (PP-LCNetV3's
+ *    "learnable affine blocks", layer scales, batch_norm exported as
+ *    Mul/Add): folded, the quantized model rounds once at the conv's
+ *    output instead of again after each of them. The result's type must be
+ *    the producer's (the constant does not broadcast it wider).
+ *
  * A batch_norm with non-constant parameters, or with var + eps <= 0 or a
- * non-finite s, is left alone. Statistics: num-folded, num-mul-add. Match
- * failures are logged on the "fold-batchnorm" debug channel.
+ * non-finite s, is left alone. Statistics: num-folded, num-affine-folded,
+ * num-mul-add. Match failures are logged on the "fold-batchnorm" debug
+ * channel.
  */
 #include <math.h>
 #include <string.h>
@@ -58,7 +72,7 @@
 #include "targets/reference/ref.h"
 
 typedef struct fold_stats {
-  uint64_t folded, mul_add;
+  uint64_t folded, affine, mul_add;
 } fold_stats;
 
 /* ---- batch_norm parameters --------------------------------------------- */
@@ -122,6 +136,53 @@ static const char *bn_params_read(quill_context *ctx, const quill_op *bn,
         !isfinite(p->beta[k])) {
       bn_params_free(p);
       return "var + epsilon is not positive or a parameter is not finite";
+    }
+  }
+  return NULL;
+}
+
+/* The parameters of `op` (a mul or add with the constant c as one operand)
+ * as a batch_norm over `channels` channels of axis 1 of its result: mean
+ * 0; mul: s = c, beta = 0; add: s = 1, beta = c. c must be a float
+ * scalar or vary along that axis only. On failure returns a static reason
+ * and leaves p without allocation. */
+static const char *affine_params_read(quill_context *ctx, const quill_op *op,
+                                      const quill_attr *c, size_t channels,
+                                      bn_params *p) {
+  memset(p, 0, sizeof *p);
+  p->ctx = ctx;
+  quill_type *ct = quill_attr_dense_type(c);
+  quill_type *rt = quill_value_type(quill_op_result(op, 0));
+  unsigned cr = quill_type_rank(ct), rr = quill_type_rank(rt);
+  if (cr > rr || rr < 2)
+    return "the constant has a higher rank than the result";
+  size_t n = (size_t)quill_type_num_elements(ct);
+  for (unsigned d = 0; d < cr; d++) {
+    int64_t dim = quill_type_dim(ct, d);
+    bool chan = rr - cr + d == 1;
+    if (dim != 1 && !(chan && dim == (int64_t)channels))
+      return "the constant varies along an axis other than the channels";
+  }
+  if (n != 1 && n != channels)
+    return "the constant is neither a scalar nor per channel";
+  if (channels == 0)
+    return "no channels";
+  double *buf = quill_alloc(ctx, 3 * channels * sizeof *buf);
+  if (!buf)
+    return "out of memory";
+  p->c = channels;
+  p->s = buf;
+  p->mean = buf + channels;
+  p->beta = buf + 2 * channels;
+  bool mul = quill_op_opcode(op) == QUILL_OP_MUL;
+  for (size_t k = 0; k < channels; k++) {
+    double v = quill_attr_dense_get_f64(c, n == 1 ? 0 : k);
+    p->s[k] = mul ? v : 1.0;
+    p->beta[k] = mul ? 0.0 : v;
+    p->mean[k] = 0.0;
+    if (!isfinite(v)) {
+      bn_params_free(p);
+      return "the constant is not finite";
     }
   }
   return NULL;
@@ -275,10 +336,26 @@ static double *gemm_bias(quill_context *ctx, const quill_op *gemm,
 
 /* ---- pattern 1: fold into the producer ------------------------------------ */
 
+/* Pattern 1 (root batch_norm) and 3 (root mul or add): the op's
+ * parameters folded into the conv/gemm producing its input x. */
 static quill_match_result match_fold(const quill_pattern *pat,
                                      quill_rewriter *rw, quill_op *bn) {
   quill_context *ctx = quill_rewriter_context(rw);
+  bool affine = quill_op_opcode(bn) != QUILL_OP_BATCH_NORM;
   quill_value *x = quill_op_operand(bn, 0);
+  const quill_attr *konst = NULL; /* affine: the constant operand */
+  if (affine) {
+    if (quill_op_num_operands(bn) != 2)
+      return quill_rewriter_fail(rw, bn, "not a binary op");
+    unsigned ci = float_constant(quill_op_operand(bn, 1)) ? 1 : 0;
+    konst = float_constant(quill_op_operand(bn, ci));
+    x = quill_op_operand(bn, 1 - ci);
+    if (!konst || quill_value_constant(x))
+      return quill_rewriter_fail(rw, bn, "not one float constant operand");
+    if (quill_value_type(x) != quill_value_type(quill_op_result(bn, 0)))
+      return quill_rewriter_fail(rw, bn, "the constant broadcasts the result "
+                                         "wider");
+  }
   quill_op *prod = quill_value_def(x);
   if (!prod)
     return quill_rewriter_fail(rw, bn, "input is a graph argument");
@@ -313,10 +390,14 @@ static quill_match_result match_fold(const quill_pattern *pat,
       return quill_rewriter_fail(rw, bn, "C varies along a dynamic M");
   }
   bn_params p;
-  if ((why = bn_params_read(ctx, bn, &p)))
+  if ((why = affine ? affine_params_read(ctx, bn, konst, (size_t)map.channels,
+                                         &p)
+                    : bn_params_read(ctx, bn, &p)))
     return quill_rewriter_fail(rw, bn, "%s", why);
-  if (map.channels != (int64_t)p.c ||
-      quill_type_elem(quill_value_type(quill_op_operand(bn, 1))) != we) {
+  quill_type *pe = affine ? quill_type_elem(quill_attr_dense_type(konst))
+                          : quill_type_elem(quill_value_type(
+                                quill_op_operand(bn, 1)));
+  if (map.channels != (int64_t)p.c || pe != we) {
     bn_params_free(&p);
     return quill_rewriter_fail(rw, bn, "channel count or parameter type does "
                                        "not match the producer's weight");
@@ -387,7 +468,10 @@ static quill_match_result match_fold(const quill_pattern *pat,
     (void)quill_value_set_name(res, name); /* a name is only cosmetic */
   quill_rewriter_replace_op(rw, bn, &res);
   quill_rewriter_erase_op(rw, prod);
-  ((fold_stats *)pat->data)->folded++;
+  if (affine)
+    ((fold_stats *)pat->data)->affine++;
+  else
+    ((fold_stats *)pat->data)->folded++;
   return QUILL_MATCH_SUCCESS;
 }
 
@@ -449,12 +533,14 @@ static quill_match_result match_mul_add(const quill_pattern *pat,
 
 static quill_status run(quill_pass_state *ps, quill_module *m) {
   quill_context *ctx = quill_pass_context(ps);
-  fold_stats stats = {0, 0};
+  fold_stats stats = {0, 0, 0};
   /* The patterns count their rewrites into `stats` through `data`. */
   const quill_pattern patterns[] = {
       {"fold-batchnorm-into-producer", QUILL_OP_BATCH_NORM, 2, match_fold,
        &stats},
       {"batchnorm-to-mul-add", QUILL_OP_BATCH_NORM, 1, match_mul_add, &stats},
+      {"fold-mul-into-producer", QUILL_OP_MUL, 2, match_fold, &stats},
+      {"fold-add-into-producer", QUILL_OP_ADD, 2, match_fold, &stats},
   };
   quill_pattern_set *set = quill_pattern_set_create(ctx);
   if (!set)
@@ -468,17 +554,19 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   quill_pattern_set_destroy(set);
   if (stats.folded)
     quill_pass_stat_add(ps, "num-folded", stats.folded);
+  if (stats.affine)
+    quill_pass_stat_add(ps, "num-affine-folded", stats.affine);
   if (stats.mul_add)
     quill_pass_stat_add(ps, "num-mul-add", stats.mul_add);
-  if (!st && !stats.folded && !stats.mul_add)
+  if (!st && !stats.folded && !stats.affine && !stats.mul_add)
     quill_pass_mark_unchanged(ps);
   return st;
 }
 
 const quill_pass quill_pass_fold_batchnorm = {
     .name = "fold-batchnorm",
-    .summary = "Fold batch_norm into the conv/gemm before it, else into mul "
-               "+ add",
+    .summary = "Fold batch_norm (and constant per-channel mul/add) into the "
+               "conv/gemm before it, else batch_norm into mul + add",
     .run = run,
     .requires = 0,
     .establishes = 0,
