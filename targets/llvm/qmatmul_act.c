@@ -5,11 +5,14 @@
  *
  *   pack    per output batch b, B[b] (K x N, any strides) into a workspace
  *           in the order the kernel reads it, N rounded up to vectors of
- *           VL columns and K to groups of kg:
+ *           VL columns and K to groups of kg (zeros past N and K):
  *
  *             Bp[b][jv][kq][VL][kg]    jv = j / VL, kq = k / kg
  *
- *           plus, for VNNI, the column sums colsum[b][j] of what it packed
+ *           tile by tile, no division in the loop; plus, for VNNI, the
+ *           column sums colsum[b][j] of what it packed (vpdpbusd of the
+ *           packed vectors with all-ones bytes). A B broadcast over every
+ *           batch dim is packed once, not once per batch.
  *   rows    per row i of every batch: A's row packed into a local buffer,
  *           then for each group of up to 4 column vectors
  *
@@ -105,78 +108,6 @@ static int64_t packed_bytes(const act_plan *p) {
   return p->nvec * p->Kq * (int64_t)(p->VL * p->kg * p->es);
 }
 
-/* ---- stage 1: pack B ------------------------------------------------------ */
-
-static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
-                      const cg_qlinear *q, const act_plan *p) {
-  int64_t pb = packed_bytes(p);
-  cg_stage_begin(c, "qmatmul.packb", g->batches);
-  cg_stage_work(c, (double)(g->batches * (pb + g->K * g->N)) * 0.5);
-  LLVMValueRef bb = cg_view_base(c, b);
-  LLVMValueRef wsb = cg_slot_ptr(c, p->ws_b);
-  LLVMValueRef wss = p->kind == ACT_VNNI ? cg_slot_ptr(c, p->ws_sum) : NULL;
-  LLVMTypeRef et = p->es == 1 ? c->t_i8 : c->t_i16;
-  cg_loop lt, lk, lj;
-  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef i, oa, ob, oy;
-  cg_mm_offsets(c, g, LLVMBuildMul(c->b, lt.i, cg_i64c(c, g->M), ""), &i, &oa,
-                &ob, &oy);
-  LLVMValueRef dst =
-      cg_gep8(c, wsb, LLVMBuildMul(c->b, lt.i, cg_i64c(c, pb), ""));
-  LLVMBuildMemSet(c->b, dst, cg_i8c(c, 0), cg_i64c(c, pb), 1);
-  LLVMValueRef sums = NULL;
-  if (wss) {
-    sums = cg_gep(c, c->t_i32, wss, LLVMBuildMul(c->b, lt.i,
-                                                 cg_i64c(c, p->Np), ""));
-    LLVMBuildMemSet(c->b, sums, cg_i8c(c, 0), cg_i64c(c, p->Np * 4), 4);
-  }
-  cg_for(c, &lk, 0, g->K, 1);
-  LLVMValueRef kq = LLVMBuildUDiv(c->b, lk.i, cg_i64c(c, p->kg), "");
-  LLVMValueRef ke = LLVMBuildURem(c->b, lk.i, cg_i64c(c, p->kg), "");
-  cg_for(c, &lj, 0, g->N, 1);
-  LLVMValueRef src = LLVMBuildAdd(
-      c->b, ob,
-      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lk.i, cg_i64c(c, g->b_rs), ""),
-                   LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->b_cs), ""), ""),
-      "");
-  LLVMValueRef sp = cg_gep(c, cg_elem_type(c, b->elem), bb, src);
-  LLVMValueRef v;
-  if (p->kind == ACT_VNNI) {
-    v = cg_load(c, c->t_i8, sp, 1);
-    if (p->b_u8)
-      v = LLVMBuildXor(c->b, v, cg_i8c(c, 0x80), "");
-    LLVMValueRef sj = cg_gep(c, c->t_i32, sums, lj.i);
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, sj, 4),
-                             LLVMBuildSExt(c->b, v, c->t_i32, ""), ""),
-             sj, 4);
-  } else {
-    v = LLVMBuildSub(c->b, cg_load_int(c, b->elem, sp, c->t_i32),
-                     cg_i32c(c, q->zpw[0]), "");
-    v = LLVMBuildTrunc(c->b, v, c->t_i16, "");
-  }
-  /* ((jv * Kq + kq) * VL + l) * kg + ke */
-  LLVMValueRef jv = LLVMBuildUDiv(c->b, lj.i, cg_i64c(c, p->VL), "");
-  LLVMValueRef l = LLVMBuildURem(c->b, lj.i, cg_i64c(c, p->VL), "");
-  LLVMValueRef e = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, jv, cg_i64c(c, p->Kq),
-                                                   ""),
-                                kq, "");
-  e = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, e, cg_i64c(c, p->VL), ""), l, "");
-  e = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, e, cg_i64c(c, p->kg), ""), ke, "");
-  cg_store(c, v, cg_gep(c, et, dst, e), p->es);
-  cg_loop_end(c, &lj);
-  cg_loop_end(c, &lk);
-  cg_loop_end(c, &lt);
-  cg_stage_end(c);
-}
-
-/* ---- stage 2: rows ---------------------------------------------------------- */
-
-typedef struct rstate {
-  const act_plan *p;
-  LLVMValueRef arow, bpk, accrow; /* packed row, batch's packed B, i32 row */
-  LLVMTypeRef vt;                 /* <VL x i32> */
-} rstate;
-
 static LLVMValueRef dot_step(cg *c, const act_plan *p, LLVMValueRef acc,
                              LLVMValueRef xb, LLVMValueRef w) {
   if (p->kind == ACT_VNNI) {
@@ -192,6 +123,120 @@ static LLVMValueRef dot_step(cg *c, const act_plan *p, LLVMValueRef acc,
       2);
   return LLVMBuildAdd(c->b, acc, s, "");
 }
+
+/* ---- stage 1: pack B ------------------------------------------------------ */
+
+/* The B matrices to pack: one when B is broadcast over every batch dim (a
+ * 2-D B under a batched A: packing it per batch would repeat the same
+ * work batches times), else one per batch. */
+static int64_t packed_count(const cg_mm_geom *g) {
+  for (unsigned d = 0; d < g->nb; d++)
+    if (g->b_bs[d] != 0 && g->bdims[d] > 1)
+      return g->batches;
+  return 1;
+}
+
+/* Per packed matrix: every tile (jv, kq) of VL x kg elements, the lanes l
+ * and k steps e unrolled (constant trip counts), positions past N or K
+ * read a clamped in-range element and store 0, so the buffer needs no
+ * clearing and the loop no division. VNNI then sums each packed column
+ * vector with vpdpbusd against all-ones bytes (colsum). */
+static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
+                      const cg_qlinear *q, const act_plan *p) {
+  int64_t pb = packed_bytes(p), nmat = packed_count(g);
+  cg_stage_begin(c, "qmatmul.packb", nmat);
+  cg_stage_work(c, (double)(nmat * pb) * 0.3);
+  LLVMValueRef bb = cg_view_base(c, b);
+  LLVMValueRef wsb = cg_slot_ptr(c, p->ws_b);
+  LLVMTypeRef et = p->es == 1 ? c->t_i8 : c->t_i16;
+  LLVMTypeRef vt = LLVMVectorType(c->t_i32, p->VL);
+  cg_loop lt, ljv, lkq, ll, le;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef i, oa, ob, oy;
+  cg_mm_offsets(c, g, LLVMBuildMul(c->b, lt.i, cg_i64c(c, g->M), ""), &i, &oa,
+                &ob, &oy);
+  LLVMValueRef dst =
+      cg_gep8(c, wsb, LLVMBuildMul(c->b, lt.i, cg_i64c(c, pb), ""));
+  cg_for(c, &ljv, 0, p->nvec, 1);
+  cg_for(c, &lkq, 0, p->Kq, 1);
+  /* tile (jv, kq): Bp[jv][kq][l][e] at ((jv * Kq + kq) * VL + l) * kg + e */
+  LLVMValueRef tile = LLVMBuildMul(
+      c->b,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->Kq), ""),
+                   lkq.i, ""),
+      cg_i64c(c, (int64_t)(p->VL * p->kg)), "");
+  cg_for(c, &ll, 0, p->VL, 1);
+  LLVMValueRef j = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), ""), ll.i, "");
+  LLVMValueRef jin = LLVMBuildICmp(c->b, LLVMIntSLT, j, cg_i64c(c, g->N), "");
+  LLVMValueRef jc = LLVMBuildSelect(c->b, jin, j, cg_i64c(c, g->N - 1), "");
+  LLVMValueRef jo = LLVMBuildAdd(
+      c->b, ob, LLVMBuildMul(c->b, jc, cg_i64c(c, g->b_cs), ""), "");
+  cg_for(c, &le, 0, p->kg, 1);
+  LLVMValueRef k = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, lkq.i, cg_i64c(c, p->kg), ""), le.i, "");
+  LLVMValueRef kin = LLVMBuildICmp(c->b, LLVMIntSLT, k, cg_i64c(c, g->K), "");
+  LLVMValueRef kc = LLVMBuildSelect(c->b, kin, k, cg_i64c(c, g->K - 1), "");
+  LLVMValueRef sp = cg_gep(
+      c, cg_elem_type(c, b->elem), bb,
+      LLVMBuildAdd(c->b, jo, LLVMBuildMul(c->b, kc, cg_i64c(c, g->b_rs), ""),
+                   ""));
+  LLVMValueRef v;
+  if (p->kind == ACT_VNNI) {
+    v = cg_load(c, c->t_i8, sp, 1);
+    if (p->b_u8)
+      v = LLVMBuildXor(c->b, v, cg_i8c(c, 0x80), "");
+  } else {
+    v = LLVMBuildSub(c->b, cg_load_int(c, b->elem, sp, c->t_i32),
+                     cg_i32c(c, q->zpw[0]), "");
+    v = LLVMBuildTrunc(c->b, v, c->t_i16, "");
+  }
+  v = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, jin, kin, ""), v,
+                      LLVMConstNull(et), "");
+  LLVMValueRef e = LLVMBuildAdd(
+      c->b, tile,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ll.i, cg_i64c(c, p->kg), ""),
+                   le.i, ""),
+      "");
+  cg_store(c, v, cg_gep(c, et, dst, e), p->es);
+  cg_loop_end(c, &le);
+  cg_loop_end(c, &ll);
+  cg_loop_end(c, &lkq);
+  /* colsum[jv * VL + l] = sum over the column's packed bytes */
+  if (p->kind == ACT_VNNI) {
+    LLVMValueRef sums = cg_gep(
+        c, c->t_i32, cg_slot_ptr(c, p->ws_sum),
+        LLVMBuildMul(c->b, lt.i, cg_i64c(c, p->Np), ""));
+    LLVMValueRef ones = cg_intc(vt, 0x01010101);
+    LLVMValueRef acc = cg_var(c, vt, "colsum");
+    cg_store(c, LLVMConstNull(vt), acc, 64);
+    LLVMValueRef col = cg_gep8(
+        c, dst, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->Kq * p->VL * 4), ""));
+    cg_loop lk;
+    cg_for(c, &lk, 0, p->Kq, 1);
+    LLVMValueRef w = cg_load(
+        c, vt,
+        cg_gep8(c, col, LLVMBuildMul(c->b, lk.i, cg_i64c(c, p->VL * 4), "")),
+        4);
+    cg_store(c, dot_step(c, p, cg_load(c, vt, acc, 64), ones, w), acc, 64);
+    cg_loop_end(c, &lk);
+    cg_store(c, cg_load(c, vt, acc, 64),
+             cg_gep(c, c->t_i32, sums,
+                    LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), "")),
+             4);
+  }
+  cg_loop_end(c, &ljv);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
+/* ---- stage 2: rows ---------------------------------------------------------- */
+
+typedef struct rstate {
+  const act_plan *p;
+  LLVMValueRef arow, bpk, accrow; /* packed row, batch's packed B, i32 row */
+  LLVMTypeRef vt;                 /* <VL x i32> */
+} rstate;
 
 /* nv column vectors from vector jv0 on: accumulate over K, store the sums
  * to accrow[jv0 * VL ..). */
@@ -253,7 +298,11 @@ static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef i, oa, ob, oy;
   cg_mm_offsets(c, g, lt.i, &i, &oa, &ob, &oy);
-  LLVMValueRef bt = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, g->M), "");
+  /* the packed matrix of this row's batch (the only one when B is
+   * broadcast) */
+  LLVMValueRef bt = packed_count(g) > 1
+                        ? LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, g->M), "")
+                        : cg_i64c(c, 0);
   s.bpk = cg_gep8(c, wsb, LLVMBuildMul(c->b, bt, cg_i64c(c, pb), ""));
   /* A's row: padded with zeros to Kp, its sum (VNNI) */
   LLVMBuildMemSet(c->b, s.arow, cg_i8c(c, 0), cg_i64c(c, Kp * p->es), 4);
@@ -349,9 +398,10 @@ bool cg_qmatmul_act(cg *c, const quill_op *op, const cg_view *a,
     biastab = cg_const_global(c, "bias", t, (size_t)g->N * sizeof *t);
     quill_free(c->ctx, t, (size_t)g->N * sizeof *t);
   }
-  p.ws_b = cg_workspace(c, (size_t)(g->batches * packed_bytes(&p)));
+  int64_t nmat = packed_count(g);
+  p.ws_b = cg_workspace(c, (size_t)(nmat * packed_bytes(&p)));
   p.ws_sum = p.kind == ACT_VNNI
-                 ? cg_workspace(c, (size_t)(g->batches * p.Np) * 4)
+                 ? cg_workspace(c, (size_t)(nmat * p.Np) * 4)
                  : -1;
   emit_pack(c, b, g, q, &p);
   emit_rows(c, a, y, g, q, &p, biastab);
