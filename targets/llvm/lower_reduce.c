@@ -275,6 +275,12 @@ CG_LOWER(cg_lower_reduce) {
 CG_LOWER(cg_lower_layer_norm) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  cg_fused_out fo;
+  quill_status fst = cg_fused_out_init(c, op, &fo);
+  if (fst)
+    return fst;
+  if (fo.q)
+    y = fo.view; /* store into the fused quantize's result */
   unsigned r = x.rank;
   int64_t a = quill_op_attr_int(op, "axis", -1);
   if (a < 0)
@@ -307,6 +313,26 @@ CG_LOWER(cg_lower_layer_norm) {
     *(d < ax ? &outer : &inner) *= x.dims[d];
   if (outer * inner == 0)
     return QUILL_OK;
+  /* a fused dequantize (fuse_qdq.c): each row of the quantized x is
+   * dequantized once into a row-major f32 row on the stack (pass 0), which
+   * the three passes then read as x */
+  bool xq = quill_type_is_quant(x.elem);
+  cg_view qx = x;
+  int64_t qostr[1][QUILL_MAX_RANK], qistr[2][QUILL_MAX_RANK];
+  if (xq) {
+    int64_t rstr[QUILL_MAX_RANK];
+    cg_row_major(nd, x.dims + ax, rstr);
+    for (unsigned d = 0; d < r; d++) {
+      x.strides[d] = d < ax ? 0 : rstr[d - ax];
+      if (d < ax)
+        qostr[0][d] = qx.strides[d];
+      else {
+        qistr[0][d - ax] = qx.strides[d];
+        qistr[1][d - ax] = rstr[d - ax];
+      }
+    }
+    x.elem = quill_type_scalar(c->ctx, QUILL_TYPE_F32);
+  }
   /* rows: x, y strides over dims [0, ax); a row: x (stats) or x, y,
    * scale, bias (output) strides over dims [ax, r) */
   int64_t ostr[2][QUILL_MAX_RANK], istr[NEST_V][QUILL_MAX_RANK];
@@ -321,7 +347,8 @@ CG_LOWER(cg_lower_layer_norm) {
     istr[2][d - ax] = p[0].strides[d - ax];
     istr[3][d - ax] = has_bias ? p[1].strides[d - ax] : 0;
   }
-  nest sx, sy;
+  nest sx, sy, s0;
+  nest_init(&s0, 2, nd, x.dims + ax, qistr);
   nest_init(&sx, 1, nd, x.dims + ax, istr);
   nest_init(&sy, 2u + 1u + has_bias, nd, x.dims + ax, istr);
   LLVMTypeRef tx = float_type(c, &x), ty = float_type(c, &y);
@@ -329,7 +356,11 @@ CG_LOWER(cg_lower_layer_norm) {
 
   cg_stage_begin(c, quill_op_name(op), outer);
   cg_stage_work(c, (double)(outer * inner) * 3.0);
-  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  LLVMValueRef xb = xq ? cg_var(c, LLVMArrayType2(c->t_f32, (uint64_t)inner),
+                                "xrow")
+                       : cg_view_base(c, &x);
+  LLVMValueRef qb = xq ? cg_view_base(c, &qx) : NULL;
+  LLVMValueRef yb = cg_view_base(c, &y);
   LLVMValueRef sb = cg_view_base(c, &p[0]);
   LLVMValueRef bb = has_bias ? cg_view_base(c, &p[1]) : NULL;
   LLVMValueRef accv = cg_var(c, c->t_f64, "acc");
@@ -339,6 +370,14 @@ CG_LOWER(cg_lower_layer_norm) {
   LLVMValueRef zero = cg_i64c(c, 0);
   LLVMValueRef off[NEST_V] = {zero, zero, zero, zero};
   split_index(c, lt.i, ax, x.dims, 2, ostr, off);
+  if (xq) {
+    LLVMValueRef qoff[2] = {zero, zero};
+    split_index(c, lt.i, ax, x.dims, 1, qostr, qoff);
+    nest_begin(c, &s0, qoff);
+    cg_store(c, cg_load_f32_dq(c, &qx, qb, s0.off[0]),
+             cg_gep(c, c->t_f32, xb, s0.off[1]), 4);
+    nest_end(c, &s0);
+  }
   /* mean */
   cg_store(c, cg_f64c(c, 0.0), accv, 8);
   nest_begin(c, &sx, off);
@@ -377,7 +416,11 @@ CG_LOWER(cg_lower_layer_norm) {
                       has_bias ? load_d(c, tp, bb, sy.off[3])
                                : cg_f64c(c, 0.0),
                       "");
-    store_d(c, ty, v, yb, sy.off[1]);
+    if (fo.q)
+      cg_fused_store(c, &fo, LLVMBuildFPTrunc(c->b, v, c->t_f32, ""), yb,
+                     sy.off[1]);
+    else
+      store_d(c, ty, v, yb, sy.off[1]);
   }
   nest_end(c, &sy);
   cg_loop_end(c, &lt);

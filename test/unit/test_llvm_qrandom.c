@@ -16,6 +16,8 @@
  *   qmatmul-act  two activations (runtime B per tensor, u8/i8, any zero
  *            points), batched or broadcast B, B through a transpose view,
  *            attention shapes (64 x 64 x ~64): qmatmul_act.c's kernels
+ *   qnorm    dequantize -> softmax / layer_norm -> quantize, the fused
+ *            loops of fuse_qdq.c (a third as many cases: f32 passes)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -441,6 +443,66 @@ static void gen_qmatmul_act(gen *g) {
   free(w);
 }
 
+/* dequantize -> softmax / layer_norm -> quantize (fuse_qdq.c's fused
+ * loops): rows of 1 to 300, u8/i8 in and out with any zero points, every
+ * rounding, the input sometimes through a transpose (a strided view), the
+ * float result sometimes returned too (then not fused), layer_norm with a
+ * random constant scale and sometimes a bias, softmax along the last or
+ * the middle axis. */
+static void gen_qnorm(gen *g) {
+  bool ln = rnd() % 2, trans = rnd() % 4 == 0, both = rnd() % 5 == 0;
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2, bias = rnd() % 2;
+  int64_t B = rnd_int(1, 3), M = rnd_int(1, 12);
+  int64_t N = rnd() % 4 == 0 ? rnd_int(200, 300) : rnd_int(1, 70);
+  int axis = !ln && rnd() % 4 == 0 ? 1 : 2;
+  double sx = rnd_range(0.01, 0.2);
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sy = ln ? rnd_range(0.01, 0.05) : rnd_range(0.002, 0.006);
+  int64_t zpy = ln ? (yu8 ? rnd_int(100, 156) : rnd_int(-28, 28))
+                   : (yu8 ? rnd_int(0, 10) : rnd_int(-128, -118));
+  const char *rounding = roundings[rnd() % 4];
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)B,
+       (long long)(trans ? N : M), (long long)(trans ? M : N));
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> (tensor<%lldx%lldx%lldx", (long long)B, (long long)M,
+       (long long)N);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">%s", both ? ", tensor<" : ")");
+  if (both)
+    emit(g, "%lldx%lldx%lldxf32>)", (long long)B, (long long)M, (long long)N);
+  emit(g, " {\n");
+  if (trans) {
+    emit(g, "  %%t = transpose %%x {perm = [0, 2, 1]} : tensor<%lldx%lldx%lldx",
+         (long long)B, (long long)M, (long long)N);
+    qtype(g, xu8, sx, zpx);
+    emit(g, ">\n");
+  }
+  emit(g, "  %%f = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
+       trans ? "%t" : "%x", (long long)B, (long long)M, (long long)N);
+  if (ln) {
+    for (int k = 0; k < 1 + bias; k++) {
+      float *v = malloc((size_t)N * sizeof *v);
+      for (int64_t i = 0; i < N; i++)
+        v[i] = (float)(k ? rnd_range(-0.5, 0.5) : rnd_range(0.5, 1.5));
+      emit(g, "  %%p%d = constant {value = dense<", k);
+      hex_bytes(g, (const uint8_t *)v, (size_t)N * sizeof *v);
+      emit(g, "> : tensor<%lldxf32>} : tensor<%lldxf32>\n", (long long)N,
+           (long long)N);
+      free(v);
+    }
+    emit(g, "  %%g = layer_norm %%f, %%p0%s {axis = -1, epsilon = 1e-05} : "
+            "tensor<%lldx%lldx%lldxf32>\n",
+         bias ? ", %p1" : "", (long long)B, (long long)M, (long long)N);
+  } else {
+    emit(g, "  %%g = softmax %%f {axis = %d} : tensor<%lldx%lldx%lldxf32>\n",
+         axis, (long long)B, (long long)M, (long long)N);
+  }
+  emit(g, "  %%h = quantize %%g {rounding = \"%s\"} : tensor<%lldx%lldx%lldx",
+       rounding, (long long)B, (long long)M, (long long)N);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%h%s\n}\n", both ? ", %g" : "");
+}
+
 /* qadd / qmul in the float form: random shapes with numpy broadcasting of
  * b, u8/i8 operands and result with any zero points and scales, every
  * rounding, sometimes an activation clamp. */
@@ -572,8 +634,8 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 4; op++)
-    for (int i = 0; i < ncases; i++) {
+  for (int op = 0; op < 5; op++)
+    for (int i = 0; i < (op == 4 ? (ncases + 2) / 3 : ncases); i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -584,11 +646,13 @@ int main(int argc, char **argv) {
         gen_qmatmul(&g);
       else if (op == 2)
         gen_qbin(&g);
-      else
+      else if (op == 3)
         gen_qmatmul_act(&g);
+      else
+        gen_qnorm(&g);
       char name[64];
-      static const char *const opn[4] = {"qconv2d", "qmatmul", "qadd/qmul",
-                                         "qmatmul-act"};
+      static const char *const opn[5] = {"qconv2d", "qmatmul", "qadd/qmul",
+                                         "qmatmul-act", "qnorm"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
