@@ -105,10 +105,13 @@ def first_line(ex):
 class Model:
     """A float ONNX model, its calibration samples and a held-out input."""
 
-    def __init__(self, name, onnx_path, calib, x, tv=None):
+    def __init__(self, name, onnx_path, calib, x, tv=None, work_dir=None):
         self.name, self.onnx, self.calib, self.x = name, onnx_path, calib, x
         self.tv = tv  # the torchvision name, if it is one
-        self.dir = os.path.dirname(onnx_path)
+        # where the engines' files go: never beside a model given by path
+        # (a shared, read-only model zoo), always under --work
+        self.dir = work_dir or os.path.dirname(onnx_path)
+        os.makedirs(self.dir, exist_ok=True)
         m = onnx.load(onnx_path, load_external_data=False)
         inits = {t.name for t in m.graph.initializer}
         self.inputs = [i.name for i in m.graph.input if i.name not in inits]
@@ -169,7 +172,10 @@ def onnx_file_model(spec, work):
                     rng.standard_normal(shape).astype(np.float32))
     x = rng.standard_normal(shape).astype(np.float32)
     name = os.path.splitext(os.path.basename(path))[0]
-    return Model(PRETTY.get(name, name), path, calib, x)
+    if name == "model":  # the model zoo's DIR/model.onnx: named by DIR
+        name = os.path.basename(os.path.dirname(path))
+    return Model(PRETTY.get(name, name), path, calib, x,
+                 work_dir=os.path.join(work, re.sub(r"\W+", "_", path)))
 
 
 def tiny_model(work):
