@@ -26,7 +26,7 @@
 #    the logits of five images equal to `quill run`'s;
 #  - graphs written with random inputs and the reference's outputs by the
 #    unit tests' --write mode: test_llvm_qrandom's randomized one-op graphs
-#    (caseNNN: qconv2d, qmatmul, qadd/qmul; QUILL_QEMU_CASES per op,
+#    (caseNNN: qconv2d, qmatmul, qadd/qmul, qmatmul of two activations; QUILL_QEMU_CASES per op,
 #    default 12) and big.qir, and test_llvm_ops's bit-exact cases (opsNNN:
 #    every other lowering), each linked into
 #    test/targets/llvm/qemu/run_npy.c, every output byte equal to the

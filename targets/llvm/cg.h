@@ -407,6 +407,41 @@ CG_LOWER(cg_lower_dequantize);
 CG_LOWER(cg_lower_requantize);
 CG_SUPPORTS(cg_supports_quant);
 
+/* The element operations of quantize and dequantize (per-tensor type e,
+ * f32 expressed), for loops that fuse them (fuse_qdq.c): x = (float)(raw
+ * - zp) * s from a loaded storage value; q = clamp(round_r(x / s) + zp,
+ * qmin, qmax) of an f32 x (an integer to store with cg_store_int). */
+LLVMValueRef cg_dequantize_elem(cg *c, const quill_type *e, LLVMValueRef raw);
+LLVMValueRef cg_quantize_elem(cg *c, const quill_type *e, quill_rounding r,
+                              LLVMValueRef x);
+/* The op's `rounding` attribute (default half_even). */
+quill_status cg_op_rounding(cg *c, const quill_op *op, quill_rounding *r);
+
+/* fuse_qdq.c: dequantize -> softmax / layer_norm -> quantize without the
+ * float tensors. */
+#define CG_FUSED_ROW_MAX 16384 /* longest fused row (stack buffer) */
+/* DEQUANTIZE's view function: its result is its operand's storage (still
+ * quantized) when its one user is a softmax / layer_norm reading it. */
+bool cg_view_dequantize(const quill_op *op, const cg_view *in, cg_view *out);
+/* The quantize a softmax / layer_norm op stores into directly, or NULL. */
+const quill_op *cg_fused_quantize(const quill_op *op);
+/* A quantize whose producer stores it (it emits nothing itself). */
+bool cg_quantize_is_fused(const quill_op *q);
+/* base[off] of an f32 view, or of a fused dequantize's quantized view, as
+ * f32. */
+LLVMValueRef cg_load_f32_dq(cg *c, const cg_view *v, LLVMValueRef base,
+                            LLVMValueRef off);
+/* Where an f32 softmax / layer_norm stores its results. */
+typedef struct cg_fused_out {
+  const quill_op *q;  /* the fused quantize, or NULL: store f32 */
+  cg_view view;       /* q's result view: store there instead */
+  quill_rounding r;   /* q's rounding */
+} cg_fused_out;
+quill_status cg_fused_out_init(cg *c, const quill_op *op, cg_fused_out *o);
+/* base[off] = v (f32), or its quantization when o->q. */
+void cg_fused_store(cg *c, const cg_fused_out *o, LLVMValueRef v,
+                    LLVMValueRef base, LLVMValueRef off);
+
 /* lower_dynquant.c */
 CG_LOWER(cg_lower_dynamic_quantize);
 CG_SUPPORTS(cg_supports_dynamic_quantize);

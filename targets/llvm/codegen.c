@@ -118,7 +118,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     /* quantization */
     [QUILL_OP_QUANTIZE] = {cg_supports_quant, cg_lower_quantize, CG_LAY_FOLLOW},
     [QUILL_OP_DEQUANTIZE] = {cg_supports_quant, cg_lower_dequantize,
-                             CG_LAY_FOLLOW},
+                             CG_LAY_FOLLOW, cg_view_dequantize},
     [QUILL_OP_REQUANTIZE] = {cg_supports_quant, cg_lower_requantize,
                              CG_LAY_FOLLOW},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {cg_supports_dynamic_quantize,

@@ -151,4 +151,29 @@ void cg_arm_bias_to_mmla(cg *c, LLVMValueRef bias, LLVMValueRef *ta,
 bool cg_dw_applies(cg *c, const cg_dot_args *a);
 quill_status cg_dw_emit(cg *c, const cg_dot_args *a);
 
+/* lower_matmul.c: matmul geometry, numpy batch broadcasting over views
+ * (strides 0 where broadcast; swapped for gemm's trans_a/trans_b). */
+typedef struct cg_mm_geom {
+  int64_t M, N, K, batches;
+  unsigned nb;
+  int64_t bdims[QUILL_MAX_RANK];
+  int64_t a_bs[QUILL_MAX_RANK], b_bs[QUILL_MAX_RANK], y_bs[QUILL_MAX_RANK];
+  int64_t a_rs, a_cs, b_rs, b_cs, y_rs, y_cs;
+} cg_mm_geom;
+
+quill_status cg_mm_geom_init(cg *c, const cg_view *a, const cg_view *b,
+                             const cg_view *y, bool ta, bool tb,
+                             cg_mm_geom *g);
+/* Row i and the element offsets of A, B and Y for task t = batch * M + i. */
+void cg_mm_offsets(cg *c, const cg_mm_geom *g, LLVMValueRef t,
+                   LLVMValueRef *i, LLVMValueRef *oa, LLVMValueRef *ob,
+                   LLVMValueRef *oy);
+
+/* qmatmul_act.c: qmatmul whose B is not a constant (two activations, as
+ * attention's Q x K^T and P x V) on the VNNI and avx2 paths; false (nothing
+ * emitted) where it does not apply. */
+bool cg_qmatmul_act(cg *c, const quill_op *op, const cg_view *a,
+                    const cg_view *b, const cg_view *y, const cg_mm_geom *g,
+                    cg_qlinear *q);
+
 #endif /* QUILL_TARGETS_LLVM_CONV_H */

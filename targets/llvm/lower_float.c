@@ -388,19 +388,23 @@ CG_LOWER(cg_lower_batch_norm) {
 /* ---- softmax ------------------------------------------------------------------------ */
 
 /* One step of the f32 softmax's second pass: e = exp(x[k] - m) (the
- * numerics contract's exp) stored to y[k] and added to lane l's partial
- * sum. */
+ * numerics contract's exp) stored to y[k] (or erow[k] when the result is
+ * quantized) and added to lane l's partial sum. */
 static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
                     LLVMValueRef xb, LLVMValueRef yb, LLVMValueRef ox,
                     LLVMValueRef oy, LLVMValueRef m, LLVMValueRef part,
-                    LLVMValueRef k, LLVMValueRef l) {
+                    LLVMValueRef erow, LLVMValueRef k, LLVMValueRef l) {
   LLVMValueRef xo = LLVMBuildAdd(
       c->b, ox, LLVMBuildMul(c->b, k, cg_i64c(c, x->strides[ax]), ""), "");
-  LLVMValueRef yo = LLVMBuildAdd(
-      c->b, oy, LLVMBuildMul(c->b, k, cg_i64c(c, y->strides[ax]), ""), "");
-  LLVMValueRef v = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, xb, xo), 4);
+  LLVMValueRef v = cg_load_f32_dq(c, x, xb, xo);
   LLVMValueRef e = cg_fexp(c, LLVMBuildFSub(c->b, v, m, ""));
-  cg_store(c, e, cg_gep(c, c->t_f32, yb, yo), 4);
+  if (erow) {
+    cg_store(c, e, cg_gep(c, c->t_f32, erow, k), 4);
+  } else {
+    LLVMValueRef yo = LLVMBuildAdd(
+        c->b, oy, LLVMBuildMul(c->b, k, cg_i64c(c, y->strides[ax]), ""), "");
+    cg_store(c, e, cg_gep(c, c->t_f32, yb, yo), 4);
+  }
   LLVMValueRef pp = cg_gep(c, c->t_f32, part, l);
   cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, pp, 4), e, ""), pp, 4);
 }
@@ -412,26 +416,52 @@ static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
  * y[k] = e[k] / sum. Two passes over x, two over y (in cache). */
 static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
                             unsigned ax, int64_t len, LLVMValueRef xb,
-                            LLVMValueRef yb, LLVMValueRef ox,
-                            LLVMValueRef oy) {
+                            LLVMValueRef yb, LLVMValueRef ox, LLVMValueRef oy,
+                            const cg_fused_out *fo) {
   LLVMValueRef mxv = cg_var(c, c->t_f32, "max");
+  /* a quantized result: the exponentials wait in a row on the stack */
+  LLVMValueRef erow =
+      fo->q ? cg_var(c, LLVMArrayType2(c->t_f32, (uint64_t)len), "erow")
+            : NULL;
   LLVMValueRef part = cg_var(c, LLVMArrayType2(c->t_f32, 16), "part");
   cg_store(c, cg_f32c(c, -INFINITY), mxv, 4);
   cg_loop lk, ll;
-  cg_for(c, &lk, 0, len, 1);
-  LLVMValueRef xo = LLVMBuildAdd(
-      c->b, ox, LLVMBuildMul(c->b, lk.i, cg_i64c(c, x->strides[ax]), ""), "");
-  LLVMValueRef v = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, xb, xo), 4);
-  LLVMValueRef m = cg_load(c, c->t_f32, mxv, 4);
-  cg_store(c, fsel_lt(c, m, v, v, m), mxv, 4);
-  cg_loop_end(c, &lk);
-  m = cg_load(c, c->t_f32, mxv, 4);
+  LLVMValueRef m;
+  if (quill_type_is_quant(x->elem) &&
+      quill_type_quant_scales(x->elem)[0] > 0) {
+    /* a fused dequantize (fuse_qdq.c): (float)(q - zp) * s is monotone in
+     * q for s > 0, so the max of the dequantized row is the dequantized
+     * max of the integers (a vectorizable integer max) */
+    LLVMTypeRef st = cg_elem_type(c, x->elem);
+    LLVMValueRef mq = cg_var(c, c->t_i32, "qmax");
+    cg_store(c, cg_i32c(c, INT32_MIN), mq, 4);
+    cg_for(c, &lk, 0, len, 1);
+    LLVMValueRef xo = LLVMBuildAdd(
+        c->b, ox, LLVMBuildMul(c->b, lk.i, cg_i64c(c, x->strides[ax]), ""),
+        "");
+    LLVMValueRef q = cg_widen_int(
+        c, x->elem, cg_load(c, st, cg_gep(c, st, xb, xo), 1), c->t_i32);
+    cg_store(c, cg_max_s(c, cg_load(c, c->t_i32, mq, 4), q), mq, 4);
+    cg_loop_end(c, &lk);
+    m = cg_dequantize_elem(
+        c, x->elem, LLVMBuildTrunc(c->b, cg_load(c, c->t_i32, mq, 4), st, ""));
+  } else {
+    cg_for(c, &lk, 0, len, 1);
+    LLVMValueRef xo = LLVMBuildAdd(
+        c->b, ox, LLVMBuildMul(c->b, lk.i, cg_i64c(c, x->strides[ax]), ""),
+        "");
+    LLVMValueRef v = cg_load_f32_dq(c, x, xb, xo);
+    m = cg_load(c, c->t_f32, mxv, 4);
+    cg_store(c, fsel_lt(c, m, v, v, m), mxv, 4);
+    cg_loop_end(c, &lk);
+    m = cg_load(c, c->t_f32, mxv, 4);
+  }
   for (int l = 0; l < 16; l++)
     cg_store(c, cg_f32c(c, 0.0), cg_gep(c, c->t_f32, part, cg_i64c(c, l)), 4);
   int64_t nb = len / 16, tail = len % 16;
   cg_for(c, &lk, 0, nb, 1);
   cg_for(c, &ll, 0, 16, 1);
-  sm_step(c, x, y, ax, xb, yb, ox, oy, m, part,
+  sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow,
           LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lk.i, cg_i64c(c, 16), ""),
                        ll.i, ""),
           ll.i);
@@ -439,7 +469,7 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
   cg_loop_end(c, &lk);
   if (tail) {
     cg_for(c, &ll, 0, tail, 1);
-    sm_step(c, x, y, ax, xb, yb, ox, oy, m, part,
+    sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow,
             LLVMBuildAdd(c->b, cg_i64c(c, nb * 16), ll.i, ""), ll.i);
     cg_loop_end(c, &ll);
   }
@@ -455,8 +485,10 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
   cg_for(c, &lk, 0, len, 1);
   LLVMValueRef yo = LLVMBuildAdd(
       c->b, oy, LLVMBuildMul(c->b, lk.i, cg_i64c(c, y->strides[ax]), ""), "");
-  LLVMValueRef yp = cg_gep(c, c->t_f32, yb, yo);
-  cg_store(c, LLVMBuildFDiv(c->b, cg_load(c, c->t_f32, yp, 4), sum, ""), yp, 4);
+  LLVMValueRef ep = erow ? cg_gep(c, c->t_f32, erow, lk.i)
+                         : cg_gep(c, c->t_f32, yb, yo);
+  cg_fused_store(c, fo, LLVMBuildFDiv(c->b, cg_load(c, c->t_f32, ep, 4), sum, ""),
+                 yb, yo);
   cg_loop_end(c, &lk);
 }
 
@@ -465,6 +497,12 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
 CG_LOWER(cg_lower_softmax) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  cg_fused_out fo;
+  quill_status fst = cg_fused_out_init(c, op, &fo);
+  if (fst)
+    return fst;
+  if (fo.q)
+    y = fo.view; /* store into the fused quantize's result (fuse_qdq.c) */
   unsigned r = x.rank, ax;
   int64_t a = quill_op_attr_int(op, "axis", -1);
   if (a < 0)
@@ -494,7 +532,7 @@ CG_LOWER(cg_lower_softmax) {
     oy = LLVMBuildAdd(c->b, oy, LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
   }
   if (!logsm) {
-    f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy);
+    f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy, &fo);
     cg_loop_end(c, &lt);
     cg_stage_end(c);
     return c->status;

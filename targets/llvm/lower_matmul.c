@@ -9,8 +9,9 @@
  * it in place, so no operand is copied. 1-D operands get M = 1 / N = 1.
  *
  * qmatmul with constant B of 8-bit x 8-bit goes to the dot kernels
- * (conv_dot.c, as a 1x1 convolution whose "pixels" are the rows of A);
- * otherwise the portable loop: per task (batch, row i)
+ * (conv_dot.c, as a 1x1 convolution whose "pixels" are the rows of A),
+ * with a run-time B (two activations) to qmatmul_act.c; otherwise the
+ * portable loop: per task (batch, row i)
  *
  *   acc[0..N) = bias;  for k: av = A(i,k) - zp_a; acc[j] += av * Bc(k, j)
  *   y(i, j) = requant(acc[j], channel j)
@@ -25,17 +26,9 @@
 
 #include "targets/llvm/conv.h"
 
-typedef struct mm_geom {
-  int64_t M, N, K, batches;
-  unsigned nb;
-  int64_t bdims[QUILL_MAX_RANK];
-  int64_t a_bs[QUILL_MAX_RANK], b_bs[QUILL_MAX_RANK], y_bs[QUILL_MAX_RANK];
-  int64_t a_rs, a_cs, b_rs, b_cs, y_rs, y_cs;
-} mm_geom;
-
-static quill_status mm_geom_init(cg *c, const cg_view *a, const cg_view *b,
-                                 const cg_view *y, bool ta, bool tb,
-                                 mm_geom *g) {
+quill_status cg_mm_geom_init(cg *c, const cg_view *a, const cg_view *b,
+                             const cg_view *y, bool ta, bool tb,
+                             cg_mm_geom *g) {
   memset(g, 0, sizeof *g);
   unsigned ra = a->rank, rb = b->rank, ry = y->rank;
   if (ra == 0 || rb == 0)
@@ -87,9 +80,9 @@ static quill_status mm_geom_init(cg *c, const cg_view *a, const cg_view *b,
 }
 
 /* Element offsets of the current batch (t = batch * M + i). */
-static void mm_offsets(cg *c, const mm_geom *g, LLVMValueRef t,
-                       LLVMValueRef *i, LLVMValueRef *oa, LLVMValueRef *ob,
-                       LLVMValueRef *oy) {
+void cg_mm_offsets(cg *c, const cg_mm_geom *g, LLVMValueRef t,
+                   LLVMValueRef *i, LLVMValueRef *oa, LLVMValueRef *ob,
+                   LLVMValueRef *oy) {
   LLVMValueRef bt = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->M), "");
   *i = LLVMBuildURem(c->b, t, cg_i64c(c, g->M), "i");
   *oa = *ob = *oy = cg_i64c(c, 0);
@@ -131,7 +124,7 @@ CG_SUPPORTS(cg_supports_qmatmul) {
  * batches, densely row-major) are the pixels, K the input channels, the
  * columns of a constant 2-D B the output channels. True if emitted. */
 static bool try_dot(cg *c, const quill_op *op, const cg_view *a,
-                    const cg_view *b, const cg_view *y, const mm_geom *g,
+                    const cg_view *b, const cg_view *y, const cg_mm_geom *g,
                     cg_qlinear *q) {
   if (!q->wconst || b->rank != 2 || (q->has_bias && !q->bconst) ||
       !cg_view_is_row_major(a) || !cg_view_is_row_major(y) || g->K == 0)
@@ -169,11 +162,18 @@ static bool try_dot(cg *c, const quill_op *op, const cg_view *a,
     c->status = QUILL_ERR_NOMEM;
     return false;
   }
-  for (int64_t k = 0; k < g->K; k++)
+  /* B^T, centered: in blocks of 64 rows of B, so that the writes of a
+   * column stay contiguous and the block's reads stay in cache (a column
+   * at a time over all of K wrote one cache line per element: seconds of
+   * compile time on a ViT's 768 x 3072 matrices) */
+  for (int64_t k0 = 0; k0 < g->K; k0 += 64) {
+    int64_t k1 = k0 + 64 < g->K ? k0 + 64 : g->K;
     for (int64_t j = 0; j < g->N; j++)
-      wc[j * g->K + k] = (int32_t)(uint32_t)(
-          quill_attr_dense_get_i64(q->wconst, (size_t)(k * g->N + j)) -
-          q->zpw[q->nw == 1 ? 0 : j]);
+      for (int64_t k = k0; k < k1; k++)
+        wc[j * g->K + k] = (int32_t)(uint32_t)(
+            quill_attr_dense_get_i64(q->wconst, (size_t)(k * g->N + j)) -
+            q->zpw[q->nw == 1 ? 0 : j]);
+  }
   for (int64_t j = 0; bias && j < g->N; j++)
     bias[j] = cg_qlinear_bias(q, (size_t)j);
   d.wc = wc;
@@ -190,8 +190,8 @@ CG_LOWER(cg_lower_qmatmul) {
   cg_view a = cg_value_view(c, quill_op_operand(op, 0));
   cg_view b = cg_value_view(c, quill_op_operand(op, 1));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
-  mm_geom g;
-  quill_status st = mm_geom_init(c, &a, &b, &y, false, false, &g);
+  cg_mm_geom g;
+  quill_status st = cg_mm_geom_init(c, &a, &b, &y, false, false, &g);
   if (st)
     return st;
   cg_qlinear q;
@@ -203,7 +203,8 @@ CG_LOWER(cg_lower_qmatmul) {
     cg_qlinear_free(c, &q);
     return QUILL_OK;
   }
-  if (!q.wide && try_dot(c, op, &a, &b, &y, &g, &q)) {
+  if (!q.wide && (try_dot(c, op, &a, &b, &y, &g, &q) ||
+                  (!c->status && cg_qmatmul_act(c, op, &a, &b, &y, &g, &q)))) {
     cg_qlinear_free(c, &q);
     return c->status;
   }
@@ -267,7 +268,7 @@ CG_LOWER(cg_lower_qmatmul) {
   cg_loop lt, lk, lj;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef i, oa, ob, oy;
-  mm_offsets(c, &g, lt.i, &i, &oa, &ob, &oy);
+  cg_mm_offsets(c, &g, lt.i, &i, &oa, &ob, &oy);
   /* batch index of B's matrix in the packed table: ob / (K*N) works since
    * a constant B is row-major */
   cg_for(c, &lj, 0, g.N, 1);
@@ -339,8 +340,8 @@ static quill_status float_mm(cg *c, const quill_op *op, bool ta, bool tb,
   cg_view a = cg_value_view(c, quill_op_operand(op, 0));
   cg_view b = cg_value_view(c, quill_op_operand(op, 1));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
-  mm_geom g;
-  quill_status st = mm_geom_init(c, &a, &b, &y, ta, tb, &g);
+  cg_mm_geom g;
+  quill_status st = cg_mm_geom_init(c, &a, &b, &y, ta, tb, &g);
   if (st)
     return st;
   if (g.batches * g.M * g.N == 0)
@@ -353,7 +354,7 @@ static quill_status float_mm(cg *c, const quill_op *op, bool ta, bool tb,
   cg_loop lt, lk, lj;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef i, oa, ob, oy;
-  mm_offsets(c, &g, lt.i, &i, &oa, &ob, &oy);
+  cg_mm_offsets(c, &g, lt.i, &i, &oa, &ob, &oy);
   cg_for(c, &lj, 0, g.N, 1);
   cg_store(c, cg_f32c(c, 0.0), cg_gep(c, c->t_f32, acc, lj.i), 4);
   cg_loop_end(c, &lj);

@@ -200,7 +200,7 @@ static LLVMValueRef requantize_fn(cg *c, void *ud, LLVMValueRef *in) {
   return quantize_val(c, &q->out, r, in);
 }
 
-static quill_status op_rounding(cg *c, const quill_op *op, quill_rounding *r) {
+quill_status cg_op_rounding(cg *c, const quill_op *op, quill_rounding *r) {
   const quill_attr *a = quill_op_attr(op, "rounding");
   *r = QUILL_ROUND_HALF_EVEN;
   if (a && (quill_attr_kind_of(a) != QUILL_ATTR_STRING ||
@@ -209,7 +209,33 @@ static quill_status op_rounding(cg *c, const quill_op *op, quill_rounding *r) {
   return QUILL_OK;
 }
 
+/* Per-tensor parameters of e (no views). */
+static void qp_tensor(qp *p, const quill_type *e) {
+  memset(p, 0, sizeof *p);
+  p->f64 = quill_type_kind_of(quill_type_quant_expressed(e)) == QUILL_TYPE_F64;
+  p->qmin = quill_type_quant_qmin(e);
+  p->qmax = quill_type_quant_qmax(e);
+  p->scale = quill_type_quant_scales(e)[0];
+  p->zp = quill_type_quant_zero_points(e)[0];
+}
+
+LLVMValueRef cg_dequantize_elem(cg *c, const quill_type *e, LLVMValueRef raw) {
+  qp p;
+  qp_tensor(&p, e);
+  return dequantize_val(c, &p, e, raw, NULL);
+}
+
+LLVMValueRef cg_quantize_elem(cg *c, const quill_type *e, quill_rounding r,
+                              LLVMValueRef x) {
+  qp p;
+  qp_tensor(&p, e);
+  p.r = r;
+  return quantize_val(c, &p, x, NULL);
+}
+
 CG_LOWER(cg_lower_quantize) {
+  if (cg_quantize_is_fused(op))
+    return QUILL_OK; /* stored by its producer (fuse_qdq.c) */
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   cg_view ins[5] = {x};
@@ -219,13 +245,15 @@ CG_LOWER(cg_lower_quantize) {
   if (!quill_type_is_quant(y.elem))
     return cg_op_error(c, "expects a quantized result");
   quill_status st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin);
-  if (st || (st = op_rounding(c, op, &q.out.r)))
+  if (st || (st = cg_op_rounding(c, op, &q.out.r)))
     return st;
   cg_map(c, "quantize", &y, nin, ins, quantize_fn, &q);
   return QUILL_OK;
 }
 
 CG_LOWER(cg_lower_dequantize) {
+  if (cg_val(c, quill_op_result(op, 0))->alias_of >= 0)
+    return QUILL_OK; /* read through by its user (fuse_qdq.c) */
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   cg_view ins[5] = {x};
@@ -271,7 +299,7 @@ CG_LOWER(cg_lower_requantize) {
   }
   if ((st = qp_init(c, &q.in, x.elem, &x, &y, ins, &nin)) ||
       (st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin)) ||
-      (st = op_rounding(c, op, &q.out.r)))
+      (st = cg_op_rounding(c, op, &q.out.r)))
     return st;
   cg_map(c, "requantize", &y, nin, ins, requantize_fn, &q);
   return QUILL_OK;

@@ -15,9 +15,12 @@
  *               reference does: a = (v > a || isnan(v)) && !isnan(a) ? v
  *               : a. The result is rounded once to the element type.
  *   layer_norm  over dims [axis, rank) (axis default -1): one task per row
- *               (an index over the dims before axis), three passes over
- *               the row in double: mean, variance (mean of squared
- *               deviations), then
+ *               (an index over the dims before axis): the row copied as
+ *               doubles into a dense buffer (a fused dequantize's
+ *               quantized input dequantized on the way), then over it in
+ *               double: mean and variance (mean of squared deviations),
+ *               each as 8 partial sums added as a tree in the reference's
+ *               order (row_sum8, vectorized), then
  *                 y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias
  *               evaluated left to right as the reference does (+ 0.0 when
  *               there is no bias); scale and bias are read through views
@@ -272,9 +275,62 @@ CG_LOWER(cg_lower_reduce) {
 
 /* ---- layer_norm ---------------------------------------------------------- */
 
+/* The sum of a dense row of n doubles (with mean: of (v - mean)^2), as the
+ * reference's layer_norm adds them: 8 partial sums, element i into lane
+ * i % 8 in order, then lane l += lane l + w for w = 4, 2, 1. The 8-lane
+ * loop vectorizes (no reassociation: every lane keeps its order). */
+static LLVMValueRef row_sum8(cg *c, LLVMValueRef row, int64_t n,
+                             LLVMValueRef part, LLVMValueRef mean) {
+  for (int l = 0; l < 8; l++)
+    cg_store(c, cg_f64c(c, 0.0), cg_gep(c, c->t_f64, part, cg_i64c(c, l)), 8);
+  int64_t nb = n / 8, tail = n % 8;
+  for (int t = 0; t < 2; t++) {
+    if ((t == 0 && !nb) || (t == 1 && !tail))
+      continue;
+    cg_loop lb, ll;
+    LLVMValueRef base = cg_i64c(c, nb * 8);
+    if (t == 0) {
+      cg_for(c, &lb, 0, nb, 1);
+      base = LLVMBuildMul(c->b, lb.i, cg_i64c(c, 8), "");
+    }
+    cg_for(c, &ll, 0, t == 0 ? 8 : tail, 1);
+    LLVMValueRef v = cg_load(
+        c, c->t_f64,
+        cg_gep(c, c->t_f64, row, LLVMBuildAdd(c->b, base, ll.i, "")), 8);
+    if (mean) {
+      v = LLVMBuildFSub(c->b, v, mean, "");
+      v = LLVMBuildFMul(c->b, v, v, "");
+    }
+    LLVMValueRef pp = cg_gep(c, c->t_f64, part, ll.i);
+    cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, pp, 8), v, ""), pp,
+             8);
+    if (t == 0) {
+      cg_loop_end_vectorized(c, &ll, 8);
+      cg_loop_end(c, &lb);
+    } else {
+      cg_loop_end(c, &ll);
+    }
+  }
+  for (int w = 4; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++) {
+      LLVMValueRef a = cg_gep(c, c->t_f64, part, cg_i64c(c, l));
+      LLVMValueRef b = cg_gep(c, c->t_f64, part, cg_i64c(c, l + w));
+      cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, a, 8),
+                                cg_load(c, c->t_f64, b, 8), ""),
+               a, 8);
+    }
+  return cg_load(c, c->t_f64, part, 8);
+}
+
 CG_LOWER(cg_lower_layer_norm) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  cg_fused_out fo;
+  quill_status fst = cg_fused_out_init(c, op, &fo);
+  if (fst)
+    return fst;
+  if (fo.q)
+    y = fo.view; /* store into the fused quantize's result */
   unsigned r = x.rank;
   int64_t a = quill_op_attr_int(op, "axis", -1);
   if (a < 0)
@@ -307,77 +363,94 @@ CG_LOWER(cg_lower_layer_norm) {
     *(d < ax ? &outer : &inner) *= x.dims[d];
   if (outer * inner == 0)
     return QUILL_OK;
-  /* rows: x, y strides over dims [0, ax); a row: x (stats) or x, y,
-   * scale, bias (output) strides over dims [ax, r) */
-  int64_t ostr[2][QUILL_MAX_RANK], istr[NEST_V][QUILL_MAX_RANK];
+  /* pass 0 copies each row of x (any strides; a fused dequantize's
+   * quantized view dequantized on the way, fuse_qdq.c) as doubles into a
+   * dense row: on the stack, or for rows longer than CG_FUSED_ROW_MAX in a
+   * workspace row per task. The statistics then run over that row with 8
+   * partial sums (the reference's order), which LLVM vectorizes; the
+   * output pass reads it as x. */
+  int64_t rstr[QUILL_MAX_RANK];
+  cg_row_major(nd, x.dims + ax, rstr);
+  int64_t ostr[2][QUILL_MAX_RANK], qostr[1][QUILL_MAX_RANK];
+  int64_t istr[NEST_V][QUILL_MAX_RANK], qistr[2][QUILL_MAX_RANK];
   for (unsigned d = 0; d < r; d++) {
     if (d < ax) {
-      ostr[0][d] = x.strides[d];
+      qostr[0][d] = x.strides[d];
+      ostr[0][d] = 0;
       ostr[1][d] = y.strides[d];
       continue;
     }
-    istr[0][d - ax] = x.strides[d];
+    qistr[0][d - ax] = x.strides[d];
+    qistr[1][d - ax] = rstr[d - ax];
+    istr[0][d - ax] = rstr[d - ax];
     istr[1][d - ax] = y.strides[d];
     istr[2][d - ax] = p[0].strides[d - ax];
     istr[3][d - ax] = has_bias ? p[1].strides[d - ax] : 0;
   }
-  nest sx, sy;
-  nest_init(&sx, 1, nd, x.dims + ax, istr);
+  nest s0, sy;
+  nest_init(&s0, 2, nd, x.dims + ax, qistr);
   nest_init(&sy, 2u + 1u + has_bias, nd, x.dims + ax, istr);
+  bool xq = quill_type_is_quant(x.elem);
   LLVMTypeRef tx = float_type(c, &x), ty = float_type(c, &y);
   LLVMTypeRef tp = float_type(c, &p[0]);
+  bool onstack = inner <= CG_FUSED_ROW_MAX;
+  int ws = onstack ? -1 : cg_workspace(c, (size_t)(outer * inner) * 8);
 
   cg_stage_begin(c, quill_op_name(op), outer);
-  cg_stage_work(c, (double)(outer * inner) * 3.0);
-  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  cg_stage_work(c, (double)(outer * inner) * 1.5);
+  LLVMValueRef qb = cg_view_base(c, &x);
+  LLVMValueRef yb = cg_view_base(c, &y);
   LLVMValueRef sb = cg_view_base(c, &p[0]);
   LLVMValueRef bb = has_bias ? cg_view_base(c, &p[1]) : NULL;
-  LLVMValueRef accv = cg_var(c, c->t_f64, "acc");
+  LLVMValueRef rowv =
+      onstack ? cg_var(c, LLVMArrayType2(c->t_f64, (uint64_t)inner), "xrow")
+              : NULL;
+  LLVMValueRef part = cg_var(c, LLVMArrayType2(c->t_f64, 8), "part");
   LLVMValueRef n = cg_f64c(c, (double)inner);
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef zero = cg_i64c(c, 0);
   LLVMValueRef off[NEST_V] = {zero, zero, zero, zero};
   split_index(c, lt.i, ax, x.dims, 2, ostr, off);
-  /* mean */
-  cg_store(c, cg_f64c(c, 0.0), accv, 8);
-  nest_begin(c, &sx, off);
-  cg_store(c,
-           LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, accv, 8),
-                         load_d(c, tx, xb, sx.off[0]), ""),
-           accv, 8);
-  nest_end(c, &sx);
-  LLVMValueRef mean =
-      LLVMBuildFDiv(c->b, cg_load(c, c->t_f64, accv, 8), n, "mean");
-  /* variance */
-  cg_store(c, cg_f64c(c, 0.0), accv, 8);
-  nest_begin(c, &sx, off);
+  LLVMValueRef xb =
+      onstack ? rowv
+              : cg_gep(c, c->t_f64, cg_slot_ptr(c, ws),
+                       LLVMBuildMul(c->b, lt.i, cg_i64c(c, inner), ""));
   {
-    LLVMValueRef dv =
-        LLVMBuildFSub(c->b, load_d(c, tx, xb, sx.off[0]), mean, "");
-    cg_store(c,
-             LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, accv, 8),
-                           LLVMBuildFMul(c->b, dv, dv, ""), ""),
-             accv, 8);
+    LLVMValueRef qoff[2] = {zero, zero};
+    split_index(c, lt.i, ax, x.dims, 1, qostr, qoff);
+    nest_begin(c, &s0, qoff);
+    LLVMValueRef v =
+        xq ? LLVMBuildFPExt(c->b, cg_load_f32_dq(c, &x, qb, s0.off[0]),
+                            c->t_f64, "")
+           : load_d(c, tx, qb, s0.off[0]);
+    cg_store(c, v, cg_gep(c, c->t_f64, xb, s0.off[1]), 8);
+    nest_end(c, &s0);
   }
-  nest_end(c, &sx);
-  LLVMValueRef var =
-      LLVMBuildFDiv(c->b, cg_load(c, c->t_f64, accv, 8), n, "var");
+  LLVMValueRef mean = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, NULL),
+                                    n, "mean");
+  LLVMValueRef var = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, mean),
+                                   n, "var");
   LLVMValueRef se = LLVMBuildFAdd(c->b, var, cg_f64c(c, eps), "");
   LLVMValueRef sq = cg_intrinsic(c, "llvm.sqrt", &c->t_f64, 1, &se, 1);
   LLVMValueRef inv = LLVMBuildFDiv(c->b, cg_f64c(c, 1.0), sq, "inv");
   /* y = (x - mean) * inv * scale + bias */
   nest_begin(c, &sy, off);
   {
-    LLVMValueRef v =
-        LLVMBuildFSub(c->b, load_d(c, tx, xb, sy.off[0]), mean, "");
+    LLVMValueRef v = LLVMBuildFSub(
+        c->b, cg_load(c, c->t_f64, cg_gep(c, c->t_f64, xb, sy.off[0]), 8),
+        mean, "");
     v = LLVMBuildFMul(c->b, v, inv, "");
     v = LLVMBuildFMul(c->b, v, load_d(c, tp, sb, sy.off[2]), "");
     v = LLVMBuildFAdd(c->b, v,
                       has_bias ? load_d(c, tp, bb, sy.off[3])
                                : cg_f64c(c, 0.0),
                       "");
-    store_d(c, ty, v, yb, sy.off[1]);
+    if (fo.q)
+      cg_fused_store(c, &fo, LLVMBuildFPTrunc(c->b, v, c->t_f32, ""), yb,
+                     sy.off[1]);
+    else
+      store_d(c, ty, v, yb, sy.off[1]);
   }
   nest_end(c, &sy);
   cg_loop_end(c, &lt);

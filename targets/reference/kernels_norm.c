@@ -7,7 +7,10 @@
  *               y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c]
  *   layer_norm  normalizes over dims [axis, rank) (axis default -1):
  *               y = (x - mean) / sqrt(var + epsilon) * scale + bias, scale
- *               and bias broadcast to the normalized shape
+ *               and bias broadcast to the normalized shape; mean and
+ *               variance each sum the row in 8 partial sums (lane i % 8)
+ *               added as a tree at the end (sum8), a fixed order that
+ *               vectorizes
  *   reduce_*    over `axes` (absent: all dims, or nothing with
  *               noop_with_empty_axes = 1), keepdims default 1
  *   softmax     along `axis` (default -1), numerically stable:
@@ -91,6 +94,17 @@ static quill_status expand_param(quill_context *ctx, const quill_tensor *t,
   return QUILL_OK;
 }
 
+/* The 8 partial sums of a layer_norm statistic (element i of the row went
+ * to lane i % 8, in order), added as a tree: lane l += lane l + w for
+ * w = 4, 2, 1. A fixed order that the LLVM target computes with vectors
+ * (lower_reduce.c's row_sum8). */
+static double sum8(double *p) {
+  for (int w = 4; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++)
+      p[l] += p[l + w];
+  return p[0];
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_layer_norm) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
@@ -123,15 +137,16 @@ QUILL_REF_KERNEL(quill_ref_kernel_layer_norm) {
   }
   for (size_t o = 0; o < outer; o++) {
     size_t base = o * inner;
-    double mean = 0, var = 0;
+    double part[8] = {0};
     for (size_t i = 0; i < inner; i++)
-      mean += quill_tensor_get_f64(x, base + i);
-    mean /= (double)inner;
+      part[i % 8] += quill_tensor_get_f64(x, base + i);
+    double mean = sum8(part) / (double)inner;
+    memset(part, 0, sizeof part);
     for (size_t i = 0; i < inner; i++) {
       double dv = quill_tensor_get_f64(x, base + i) - mean;
-      var += dv * dv;
+      part[i % 8] += dv * dv;
     }
-    var /= (double)inner;
+    double var = sum8(part) / (double)inner;
     double inv = 1.0 / sqrt(var + eps);
     for (size_t i = 0; i < inner; i++)
       quill_tensor_set_f64(y, base + i,

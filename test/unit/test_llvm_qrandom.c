@@ -13,6 +13,11 @@
  *   qmatmul  batched A, constant or runtime B (2-D or batched), per-column
  *            weights, bias
  *   qadd/qmul  the float form, u8/i8 operands with numpy broadcasting
+ *   qmatmul-act  two activations (runtime B per tensor, u8/i8, any zero
+ *            points), batched or broadcast B, B through a transpose view,
+ *            attention shapes (64 x 64 x ~64): qmatmul_act.c's kernels
+ *   qnorm    dequantize -> softmax / layer_norm -> quantize, the fused
+ *            loops of fuse_qdq.c (a third as many cases: f32 passes)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -24,7 +29,8 @@
  * QUILL_LLVM_RANDOM_SEED changes the seed; a failing case prints its .qir.
  *
  * `test_llvm_qrandom --write DIR` runs nothing: it writes the same graphs
- * (QUILL_LLVM_RANDOM_CASES per op, cycling qconv2d, qmatmul, qadd/qmul)
+ * (QUILL_LLVM_RANDOM_CASES per op, cycling qconv2d, qmatmul, qadd/qmul,
+ * qmatmul-act)
  * as DIR/caseNNN.qir with random inputs DIR/caseNNN.inK.npy and the
  * reference's outputs DIR/caseNNN.refK.npy, plus DIR/big.qir, a 3x3 conv large enough that `--threads 2` code hands it
  * to the thread pool. scripts/test-qemu.sh compiles them for other CPUs
@@ -361,6 +367,142 @@ static void gen_qmatmul(gen *g) {
   free(w);
 }
 
+/* qmatmul of two activations (runtime B per tensor, as attention's
+ * Q x K^T and P x V): batched or 2-D, B batched or broadcast, sometimes
+ * read through a transpose (a strided view), attention-sized shapes,
+ * constant or no bias, quantized u8/i8 or raw i32 results. */
+static void gen_qmatmul_act(gen *g) {
+  bool attn = rnd() % 4 == 0;
+  int64_t B = attn ? rnd_int(1, 4) : rnd() % 2 ? rnd_int(1, 3) : 0;
+  int64_t M = attn ? 64 : rnd_int(1, 20);
+  int64_t K = attn ? 64 : rnd() % 2 ? 4 * rnd_int(1, 20) : rnd_int(1, 90);
+  int64_t N = attn ? rnd_int(60, 70) : rnd_int(1, 90);
+  bool bbatch = B && rnd() % 4 != 0, btrans = rnd() % 3 == 0;
+  bool xu8 = rnd() % 2, bu8 = rnd() % 3 == 0;
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sx = rnd_range(0.005, 0.05);
+  wparams *w = malloc(sizeof *w);
+  w->u8 = bu8;
+  w->axis = false;
+  w->n = 1;
+  w->scales[0] = rnd_range(0.005, 0.05);
+  w->zps[0] = bu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  bool bias = rnd() % 3 == 0, raw = rnd() % 8 == 0, yu8 = rnd() % 2;
+  const char *rounding = roundings[rnd() % 4];
+  double sy = sx * w->scales[0] * sqrt((double)K) * 60.0 * rnd_range(0.2, 3.0) /
+              127;
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  char ash[64], bsh[64], btsh[64], ysh[64], pre[16];
+  pre[0] = '\0';
+  if (B)
+    snprintf(pre, sizeof pre, "%lldx", (long long)B);
+  snprintf(ash, sizeof ash, "%s%lldx%lld", pre, (long long)M, (long long)K);
+  snprintf(bsh, sizeof bsh, "%s%lldx%lld", bbatch ? pre : "", (long long)K,
+           (long long)N);
+  snprintf(btsh, sizeof btsh, "%s%lldx%lld", bbatch ? pre : "", (long long)N,
+           (long long)K);
+  snprintf(ysh, sizeof ysh, "%s%lldx%lld", pre, (long long)M, (long long)N);
+  emit(g, "func @f(%%a: tensor<%sx", ash);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">, %%b0: tensor<%sx", btrans ? btsh : bsh);
+  wtype(g, w, 0);
+  emit(g, ">) -> tensor<%sx", ysh);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  if (btrans) {
+    emit(g, "  %%b = transpose %%b0 {perm = [%s]} : tensor<%sx",
+         bbatch ? "0, 2, 1" : "1, 0", bsh);
+    wtype(g, w, 0);
+    emit(g, ">\n");
+  }
+  if (bias) {
+    int32_t *b = malloc((size_t)N * 4);
+    for (int64_t i = 0; i < N; i++)
+      b[i] = (int32_t)rnd_int(-20000, 20000);
+    emit(g, "  %%c = constant {value = dense<");
+    hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
+    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+         (long long)N);
+    free(b);
+  }
+  emit(g, "  %%y = qmatmul %%a, %s%s {", btrans ? "%b" : "%b0",
+       bias ? ", %c" : "");
+  if (!raw) {
+    bool fixed;
+    requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
+  }
+  emit(g, "} : tensor<%sx", ysh);
+  if (raw)
+    emit(g, "i32");
+  else
+    qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+  free(w);
+}
+
+/* dequantize -> softmax / layer_norm -> quantize (fuse_qdq.c's fused
+ * loops): rows of 1 to 300, u8/i8 in and out with any zero points, every
+ * rounding, the input sometimes through a transpose (a strided view), the
+ * float result sometimes returned too (then not fused), layer_norm with a
+ * random constant scale and sometimes a bias, softmax along the last or
+ * the middle axis. */
+static void gen_qnorm(gen *g) {
+  bool ln = rnd() % 2, trans = rnd() % 4 == 0, both = rnd() % 5 == 0;
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2, bias = rnd() % 2;
+  int64_t B = rnd_int(1, 3), M = rnd_int(1, 12);
+  int64_t N = rnd() % 4 == 0 ? rnd_int(200, 300) : rnd_int(1, 70);
+  int axis = !ln && rnd() % 4 == 0 ? 1 : 2;
+  double sx = rnd_range(0.01, 0.2);
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sy = ln ? rnd_range(0.01, 0.05) : rnd_range(0.002, 0.006);
+  int64_t zpy = ln ? (yu8 ? rnd_int(100, 156) : rnd_int(-28, 28))
+                   : (yu8 ? rnd_int(0, 10) : rnd_int(-128, -118));
+  const char *rounding = roundings[rnd() % 4];
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)B,
+       (long long)(trans ? N : M), (long long)(trans ? M : N));
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> (tensor<%lldx%lldx%lldx", (long long)B, (long long)M,
+       (long long)N);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">%s", both ? ", tensor<" : ")");
+  if (both)
+    emit(g, "%lldx%lldx%lldxf32>)", (long long)B, (long long)M, (long long)N);
+  emit(g, " {\n");
+  if (trans) {
+    emit(g, "  %%t = transpose %%x {perm = [0, 2, 1]} : tensor<%lldx%lldx%lldx",
+         (long long)B, (long long)M, (long long)N);
+    qtype(g, xu8, sx, zpx);
+    emit(g, ">\n");
+  }
+  emit(g, "  %%f = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
+       trans ? "%t" : "%x", (long long)B, (long long)M, (long long)N);
+  if (ln) {
+    for (int k = 0; k < 1 + bias; k++) {
+      float *v = malloc((size_t)N * sizeof *v);
+      for (int64_t i = 0; i < N; i++)
+        v[i] = (float)(k ? rnd_range(-0.5, 0.5) : rnd_range(0.5, 1.5));
+      emit(g, "  %%p%d = constant {value = dense<", k);
+      hex_bytes(g, (const uint8_t *)v, (size_t)N * sizeof *v);
+      emit(g, "> : tensor<%lldxf32>} : tensor<%lldxf32>\n", (long long)N,
+           (long long)N);
+      free(v);
+    }
+    emit(g, "  %%g = layer_norm %%f, %%p0%s {axis = -1, epsilon = 1e-05} : "
+            "tensor<%lldx%lldx%lldxf32>\n",
+         bias ? ", %p1" : "", (long long)B, (long long)M, (long long)N);
+  } else {
+    emit(g, "  %%g = softmax %%f {axis = %d} : tensor<%lldx%lldx%lldxf32>\n",
+         axis, (long long)B, (long long)M, (long long)N);
+  }
+  emit(g, "  %%h = quantize %%g {rounding = \"%s\"} : tensor<%lldx%lldx%lldx",
+       rounding, (long long)B, (long long)M, (long long)N);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%h%s\n}\n", both ? ", %g" : "");
+}
+
 /* qadd / qmul in the float form: random shapes with numpy broadcasting of
  * b, u8/i8 operands and result with any zero points and scales, every
  * rounding, sometimes an activation clamp. */
@@ -450,27 +592,29 @@ static void gen_big_conv(gen *g) {
 /* --write DIR: the graphs as files (llvm_harness.h's write_case). */
 static int write_cases(const char *dir, int ncases) {
   int bad = 0;
-  for (int i = 0; i <= 3 * ncases; i++) {
+  for (int i = 0; i <= 4 * ncases; i++) {
     gen g = {malloc(4096), 0, 4096};
     g.buf[0] = '\0';
     char name[32];
-    if (i == 3 * ncases) {
+    if (i == 4 * ncases) {
       gen_big_conv(&g);
       snprintf(name, sizeof name, "big");
     } else {
-      if (i % 3 == 0)
+      if (i % 4 == 0)
         gen_qconv(&g);
-      else if (i % 3 == 1)
+      else if (i % 4 == 1)
         gen_qmatmul(&g);
-      else
+      else if (i % 4 == 2)
         gen_qbin(&g);
+      else
+        gen_qmatmul_act(&g);
       snprintf(name, sizeof name, "case%03d", i);
     }
     llvm_case c = {name, g.buf, 0, QUILL_LLVM_ISA_AUTO, 1, 0, false};
     bad += !write_case(dir, name, &c);
     free(g.buf);
   }
-  printf("test_llvm_qrandom: wrote %d cases and big.qir to %s\n", 3 * ncases,
+  printf("test_llvm_qrandom: wrote %d cases and big.qir to %s\n", 4 * ncases,
          dir);
   return bad != 0;
 }
@@ -490,8 +634,8 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 3; op++)
-    for (int i = 0; i < ncases; i++) {
+  for (int op = 0; op < 5; op++)
+    for (int i = 0; i < (op == 4 ? (ncases + 2) / 3 : ncases); i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -500,10 +644,15 @@ int main(int argc, char **argv) {
         gen_qconv(&g);
       else if (op == 1)
         gen_qmatmul(&g);
-      else
+      else if (op == 2)
         gen_qbin(&g);
+      else if (op == 3)
+        gen_qmatmul_act(&g);
+      else
+        gen_qnorm(&g);
       char name[64];
-      static const char *const opn[3] = {"qconv2d", "qmatmul", "qadd/qmul"};
+      static const char *const opn[5] = {"qconv2d", "qmatmul", "qadd/qmul",
+                                         "qmatmul-act", "qnorm"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
