@@ -4,7 +4,9 @@
   /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] NAME...
 
 For each NAME (a torchvision 0.14 architecture, or `transformer`: a
-torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64)
+torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64, or
+`bert_base`: a BERT-base-like one, 12 layers, d 768, 12 heads, FFN 3072,
+GELU, sequence 128; not in the zoo's table, for bench/peers.py)
 writes OUTDIR/NAME/model.onnx (opset 13, batch 1), OUTDIR/NAME/calib/
 (8 calibration samples, s0.npy..s7.npy) and OUTDIR/NAME/eval/ (4 held-out
 samples). Runs with Debian's python3-torch (1.13).
@@ -25,16 +27,32 @@ import numpy as np
 import torch
 import torchvision
 
-TRANSFORMER = dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2, seq=64)
+ENCODERS = {
+    "transformer": dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2,
+                        seq=64, activation="relu"),
+    "bert_base": dict(d_model=768, nhead=12, dim_feedforward=3072, layers=12,
+                      seq=128, activation="gelu"),
+}
 
 
 def build(name):
-    if name == "transformer":
-        t = TRANSFORMER
+    if name in ENCODERS:
+        t = ENCODERS[name]
         layer = torch.nn.TransformerEncoderLayer(
             t["d_model"], t["nhead"], t["dim_feedforward"], dropout=0.0,
-            batch_first=True)
-        return torch.nn.TransformerEncoder(layer, t["layers"])
+            activation=t["activation"], batch_first=True)
+        enc = torch.nn.TransformerEncoder(layer, t["layers"])
+        if name != "transformer":  # (the zoo's encoder stays as it was)
+            # the layers are deep copies of one layer: draw each one's
+            # weights anew, or the exporter folds them into one set (a
+            # 12-layer model with the weights of one, all in cache)
+            for m in enc.modules():
+                if isinstance(m, torch.nn.MultiheadAttention):
+                    m._reset_parameters()
+                elif isinstance(m, torch.nn.Linear) and m.bias is not None:
+                    torch.nn.init.normal_(m.bias, std=0.02)
+                    torch.nn.init.xavier_uniform_(m.weight)
+        return enc
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = dict(aux_logits=False, init_weights=True)
@@ -47,8 +65,8 @@ def build(name):
 
 
 def input_shape(name, size):
-    if name == "transformer":
-        return [1, TRANSFORMER["seq"], TRANSFORMER["d_model"]]
+    if name in ENCODERS:
+        return [1, ENCODERS[name]["seq"], ENCODERS[name]["d_model"]]
     return [1, 3, size, size]
 
 
