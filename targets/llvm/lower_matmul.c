@@ -166,13 +166,25 @@ static bool try_dot(cg *c, const quill_op *op, const cg_view *a,
    * column stay contiguous and the block's reads stay in cache (a column
    * at a time over all of K wrote one cache line per element: seconds of
    * compile time on a ViT's 768 x 3072 matrices) */
+  /* 8-bit weights read as bytes (what quill_attr_dense_get_i64 returns,
+   * without its per-element type dispatch) */
+  quill_type_kind wk = quill_type_kind_of(
+      cg_storage(quill_type_elem(quill_attr_dense_type(q->wconst))));
+  const uint8_t *w8 = wk == QUILL_TYPE_I8 || wk == QUILL_TYPE_U8
+                          ? quill_attr_dense_data(q->wconst)
+                          : NULL;
   for (int64_t k0 = 0; k0 < g->K; k0 += 64) {
     int64_t k1 = k0 + 64 < g->K ? k0 + 64 : g->K;
-    for (int64_t j = 0; j < g->N; j++)
-      for (int64_t k = k0; k < k1; k++)
-        wc[j * g->K + k] = (int32_t)(uint32_t)(
-            quill_attr_dense_get_i64(q->wconst, (size_t)(k * g->N + j)) -
-            q->zpw[q->nw == 1 ? 0 : j]);
+    for (int64_t j = 0; j < g->N; j++) {
+      int64_t zw = q->zpw[q->nw == 1 ? 0 : j];
+      for (int64_t k = k0; k < k1; k++) {
+        size_t e = (size_t)(k * g->N + j);
+        int64_t v = !w8 ? quill_attr_dense_get_i64(q->wconst, e)
+                    : wk == QUILL_TYPE_I8 ? (int64_t)(int8_t)w8[e]
+                                          : (int64_t)w8[e];
+        wc[j * g->K + k] = (int32_t)(uint32_t)(v - zw);
+      }
+    }
   }
   for (int64_t j = 0; bias && j < g->N; j++)
     bias[j] = cg_qlinear_bias(q, (size_t)j);

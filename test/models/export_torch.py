@@ -3,11 +3,10 @@
 
   /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] NAME...
 
-For each NAME (a torchvision 0.14 architecture, `transformer`: a
+For each NAME (a torchvision 0.14 architecture, or `transformer`: a
 torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64, or
-`bert`: a BERT-base-sized encoder, 12 layers, d 768, 12 heads, FFN 3072,
-GELU, sequence 128, the embeddings left out: its input is the sequence of
-hidden states)
+`bert_base`: a BERT-base-like one, 12 layers, d 768, 12 heads, FFN 3072,
+GELU, sequence 128; not in the zoo's table, for bench/peers.py)
 writes OUTDIR/NAME/model.onnx (opset 13, batch 1), OUTDIR/NAME/calib/
 (8 calibration samples, s0.npy..s7.npy) and OUTDIR/NAME/eval/ (4 held-out
 samples). Runs with Debian's python3-torch (1.13).
@@ -29,13 +28,10 @@ import torch
 import torchvision
 
 ENCODERS = {
-    # (the 2 layers of `transformer` start as copies of one layer, as
-    # torch.nn.TransformerEncoder makes them; the exporter then stores
-    # their weights once)
     "transformer": dict(d_model=256, nhead=4, dim_feedforward=1024, layers=2,
-                        seq=64, activation="relu", distinct=False),
-    "bert": dict(d_model=768, nhead=12, dim_feedforward=3072, layers=12,
-                 seq=128, activation="gelu", distinct=True),
+                        seq=64, activation="relu"),
+    "bert_base": dict(d_model=768, nhead=12, dim_feedforward=3072, layers=12,
+                      seq=128, activation="gelu"),
 }
 
 
@@ -46,11 +42,16 @@ def build(name):
             t["d_model"], t["nhead"], t["dim_feedforward"], dropout=0.0,
             activation=t["activation"], batch_first=True)
         enc = torch.nn.TransformerEncoder(layer, t["layers"])
-        if t["distinct"]:  # weights of its own for every layer
-            for lay in enc.layers:
-                lay.self_attn._reset_parameters()
-                lay.linear1.reset_parameters()
-                lay.linear2.reset_parameters()
+        if name != "transformer":  # (the zoo's encoder stays as it was)
+            # the layers are deep copies of one layer: draw each one's
+            # weights anew, or the exporter folds them into one set (a
+            # 12-layer model with the weights of one, all in cache)
+            for m in enc.modules():
+                if isinstance(m, torch.nn.MultiheadAttention):
+                    m._reset_parameters()
+                elif isinstance(m, torch.nn.Linear) and m.bias is not None:
+                    torch.nn.init.normal_(m.bias, std=0.02)
+                    torch.nn.init.xavier_uniform_(m.weight)
         return enc
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
