@@ -575,7 +575,6 @@ float *tx_dequantized(tflite_exporter *ex, const quill_attr *q) {
   return f;
 }
 
-
 const quill_attr *tx_in_const(tflite_exporter *ex, const quill_op *op,
                               unsigned i) {
   return value_const(ex, tx_ein(ex, op, i));
