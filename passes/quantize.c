@@ -32,8 +32,11 @@
  * when the input is quantized per tensor and the weight's parameters give
  * one scale per output channel; otherwise the bias stays float. A weight
  * channel whose bias scale s_x * s_w would be below FLT_MIN (0 or denormal
- * in float32) is zeroed with scale 1.0 first, with a warning. A bias
- * value beyond int32 at its scale saturates, with a warning naming the op.
+ * in float32) is zeroed with scale 1.0 first, with a warning; a
+ * per-channel weight's channel whose bias lies beyond int32 at s_x * s_w
+ * gets a wider scale that fits it (fix_tiny_channels), with a warning. A
+ * bias value still beyond int32 at its scale (per-tensor weights)
+ * saturates, with a warning naming the op.
  * Constant
  * values are quantized with quill_quantize_value (ir/quant.c), the
  * arithmetic of the reference `quantize` kernel, so constant-folding a
@@ -240,39 +243,66 @@ static void warn_bias_saturation(qrun *r, const quill_op *op,
                     sc[n == 1 ? 0 : first % n]);
 }
 
-/* Weight channels k with s_x * s_w[k] below the smallest normal float32
- * (FLT_MIN): the bias scale of such a channel would be 0 or denormal in
- * every float32 consumer (PP-OCRv4 rec: "bias scale 4.62e-44" from weights
- * near 1e-38 that calibrate still gave a normal scale). Their weights are
- * negligible (|w| <= qmax * s_w), so the channel becomes a degenerate one,
- * as calibrate makes a zero channel: scale 1.0, every value the zero
- * point, and the bias scale is s_x. op's weight operand (dequantize of a
- * quantized constant) is replaced by the new constant; returns its quant
- * element type, or qw itself when no channel is affected (or the weight is
- * not a constant), NULL on allocation failure. */
-static quill_type *zero_tiny_channels(qrun *r, quill_op *op, double s_x,
-                                      quill_type *qw) {
+/* Weight channels that cannot carry their bias at s_x * s_w[k]; op's
+ * weight operand (dequantize of a quantized constant) is replaced by one
+ * with new scales for them:
+ *
+ *   zeroed   s_x * s_w[k] below the smallest normal float32 (FLT_MIN): the
+ *            bias scale would be 0 or denormal in every float32 consumer
+ *            (PP-OCRv4 rec: "bias scale 4.62e-44" from weights near 1e-38
+ *            that calibrate still gave a normal scale). Their weights are
+ *            negligible (|w| <= qmax * s_w), so the channel becomes a
+ *            degenerate one, as calibrate makes a zero channel: scale 1.0,
+ *            every value the zero point, and the bias scale is s_x.
+ *   widened  a bias b[k] (ba, one value per weight channel) beyond int32
+ *            at s_x * s_w[k]: the weights are negligible next to the bias
+ *            (|w x| <= qmax s_w qmax_x s_x, over 2^31 / K times smaller
+ *            than |b|), e.g. a dead channel whose constant output a
+ *            folded shift (fold-batchnorm) put into its bias. The scale
+ *            becomes s_w'[k] = |b[k]| / (s_x 2^30), so the bias keeps 30
+ *            bits, and the weights are requantized to it (mostly to 0).
+ *
+ * Returns the new quant element type, or qw itself when no channel is
+ * affected (or the weight is not a constant), NULL on allocation
+ * failure. */
+static quill_type *fix_tiny_channels(qrun *r, quill_op *op, double s_x,
+                                     quill_type *qw, const quill_attr *ba) {
   quill_context *ctx = r->ctx;
-  size_t nw = quill_type_quant_num_params(qw), bad = 0;
+  size_t nw = quill_type_quant_num_params(qw), zeroed = 0, widened = 0;
   const double *s_w = quill_type_quant_scales(qw);
   const int64_t *zp = quill_type_quant_zero_points(qw);
-  for (size_t k = 0; k < nw; k++)
-    bad += s_x * s_w[k] < FLT_MIN;
   quill_op *dq = quill_value_def(quill_op_operand(op, 1));
   const quill_attr *wa = dq ? quill_value_constant(quill_op_operand(dq, 0))
                             : NULL;
-  if (!bad || !wa)
+  bool per_bias = ba && nw > 1 &&
+                  (size_t)quill_type_num_elements(quill_attr_dense_type(ba)) ==
+                      nw;
+  if (!wa)
     return qw;
   double *sc = quill_alloc(ctx, nw * sizeof *sc);
   if (!sc)
     return NULL;
-  double first = 0.0;
+  double first = 0.0, first_b = 0.0;
+  size_t first_w = 0;
   for (size_t k = 0; k < nw; k++) {
     sc[k] = s_w[k];
     if (s_x * s_w[k] < FLT_MIN) {
-      first = first != 0.0 ? first : s_w[k];
+      first = zeroed++ ? first : s_w[k];
       sc[k] = 1.0;
+      continue;
     }
+    double b = per_bias ? fabs(quill_attr_dense_get_f64(ba, k)) : 0.0;
+    if (b / (s_x * s_w[k]) > (double)INT32_MAX && isfinite(b)) {
+      if (!widened++) {
+        first_w = k;
+        first_b = quill_attr_dense_get_f64(ba, k);
+      }
+      sc[k] = b / (s_x * 1073741824.0);
+    }
+  }
+  if (!zeroed && !widened) {
+    quill_free(ctx, sc, nw * sizeof *sc);
+    return qw;
   }
   int32_t axis = quill_type_quant_axis_of(qw);
   quill_type *st = quill_type_quant_storage(qw);
@@ -282,23 +312,31 @@ static quill_type *zero_tiny_channels(qrun *r, quill_op *op, double s_x,
                                                qmax)
                             : quill_type_quant_axis(ctx, st, ex, axis, nw, sc,
                                                     zp, qmin, qmax);
-  quill_free(ctx, sc, nw * sizeof *sc);
   quill_type *wt = quill_attr_dense_type(wa);
   quill_type *nt = nq ? quill_type_with_elem(ctx, wt, nq) : NULL;
   quill_tensor old = quill_tensor_from_attr(wa), nw_t;
-  if (!nt || quill_tensor_alloc(ctx, nt, &nw_t) != QUILL_OK)
+  if (!nt || quill_tensor_alloc(ctx, nt, &nw_t) != QUILL_OK) {
+    quill_free(ctx, sc, nw * sizeof *sc);
     return NULL;
+  }
   size_t inner = 1, dim = axis < 0 ? 1 : (size_t)quill_type_dim(wt, axis);
   for (unsigned d = axis < 0 ? 0 : (unsigned)axis + 1; axis >= 0 &&
                                                        d < quill_type_rank(wt);
        d++)
     inner *= (size_t)quill_type_dim(wt, d);
+  bool f64 = quill_type_kind_of(ex) == QUILL_TYPE_F64;
   for (size_t i = 0; i < quill_tensor_num_elements(&old); i++) {
     size_t k = axis < 0 ? 0 : (i / inner) % dim;
-    quill_tensor_set_i64(&nw_t, i, s_x * s_w[k] < FLT_MIN
-                                       ? zp[k]
-                                       : quill_tensor_get_i64(&old, i));
+    int64_t v = quill_tensor_get_i64(&old, i);
+    if (s_x * s_w[k] < FLT_MIN)
+      v = zp[k];
+    else if (sc[k] != s_w[k])
+      v = quill_quantize_value(quill_dequantize_value(v, s_w[k], zp[k], f64),
+                               sc[k], zp[k], qmin, qmax, f64, r->rounding);
+    quill_tensor_set_i64(&nw_t, i, v);
   }
+  double first_sc = widened ? sc[first_w] : 0.0;
+  quill_free(ctx, sc, nw * sizeof *sc);
   const quill_attr *na = quill_tensor_to_attr(ctx, &nw_t);
   quill_tensor_free(ctx, &nw_t);
   quill_loc loc = quill_op_loc(op);
@@ -311,12 +349,20 @@ static quill_type *zero_tiny_channels(qrun *r, quill_op *op, double s_x,
   if (!d)
     return NULL;
   quill_op_set_operand(op, 1, quill_op_result(d, 0));
-  quill_diag_emit(ctx, loc, QUILL_DIAG_WARNING,
-                  "quantize: %zu weight channel(s) of '%s' give a bias scale "
-                  "s_in * s_w below float32's normal range (first: %g * %g): "
-                  "their weights are negligible and quantize to 0 with scale "
-                  "1.0",
-                  bad, quill_op_name(op), s_x, first);
+  if (zeroed)
+    quill_diag_emit(ctx, loc, QUILL_DIAG_WARNING,
+                    "quantize: %zu weight channel(s) of '%s' give a bias "
+                    "scale s_in * s_w below float32's normal range (first: "
+                    "%g * %g): their weights are negligible and quantize to 0 "
+                    "with scale 1.0",
+                    zeroed, quill_op_name(op), s_x, first);
+  if (widened)
+    quill_diag_emit(ctx, loc, QUILL_DIAG_WARNING,
+                    "quantize: %zu weight channel(s) of '%s' have a bias "
+                    "beyond int32 at s_in * s_w (first: #%zu = %g): their "
+                    "weights are negligible next to it, and their scale is "
+                    "widened to %g so that the bias keeps 30 bits",
+                    widened, quill_op_name(op), first_w, first_b, first_sc);
   return nq;
 }
 
@@ -355,7 +401,7 @@ static quill_status rewrite_bias(qrun *r, quill_op *op) {
       return QUILL_OK;
   }
   double s_x = quill_type_quant_scales(qx)[0];
-  if (!(qw = zero_tiny_channels(r, op, s_x, qw)))
+  if (!(qw = fix_tiny_channels(r, op, s_x, qw, per_channel ? ba : NULL)))
     return QUILL_ERR_NOMEM;
   const double *s_w = quill_type_quant_scales(qw);
   size_t n = per_channel ? (size_t)C : 1;
