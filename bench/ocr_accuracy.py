@@ -5,6 +5,7 @@ Quill and the peers' quantizers, on the same rendered text lines.
   PY=$(scripts/pyenv.sh)            # or the peers' venv (numpy 2, OpenVINO)
   "$PY" bench/ocr_accuracy.py [--build build] [--lines 300] [--calib 32]
         [--work build/ocr] [--md docs/accuracy.md] [--quill-backends x86-vnni,...]
+        [--quill "BACKEND [quantize options]"]... [--peers ort,openvino]
 
 The model is ch_PP-OCRv4_rec_infer.onnx from the rapidocr-onnxruntime wheel
 (test/models/ppocr.py fetches it); its CTC alphabet is the model's own
@@ -17,11 +18,17 @@ Engines:
   float           onnxruntime, the float model
   quill BACKEND   `quill quantize --backend BACKEND` (calibration set), then
                   `quill compile` to an object file called through ctypes
-                  (the code a user links)
+                  (the code a user links); --quill "BACKEND OPTS" adds a
+                  variant with more `quill quantize` options (e.g.
+                  "x86-vnni --bias-correction"; BACKEND may be a config
+                  file, named by its file name in the table)
   ort int8        onnxruntime quantize_static, QDQ, per-channel s8 weights,
                   u8 activations, MinMax (its default)
   openvino int8   nncf.quantize (default preset) on the ONNX model, when
-                  openvino and nncf import (the peers' venv)
+                  openvino and nncf import (the peers' venv); --peers
+                  openvino-mixed: the MIXED preset; openvino-aa:
+                  nncf.quantize_with_accuracy_control (max drop 0.005 in
+                  character accuracy on the calibration lines' labels)
 
 Metrics: character accuracy 1 - sum(edit distance) / sum(label length)
 against the rendered text, whole lines equal, and per-timestep argmax
@@ -85,13 +92,27 @@ def ort_session(path, threads=2):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def quill_engine(build, model, backend, calib_dir, work):
-    qir = os.path.join(work, "quill-%s.qir" % backend)
-    obj = os.path.join(work, "quill-%s.o" % backend)
-    so = os.path.join(work, "quill-%s.so" % backend)
+def variant_label(spec):
+    """'BACKEND OPTS' as the table names it: a config file by its name, a
+    long --keep-float list by its length."""
+    words = spec.split()
+    out = [os.path.splitext(os.path.basename(words[0]))[0]]
+    for w in words[1:]:
+        if out[-1] == "--keep-float" and len(w) > 40:
+            w = "(%d ops)" % len(w.split(","))
+        out.append(w)
+    return " ".join(out)
+
+
+def quill_engine(build, model, spec, calib_dir, work):
+    words = spec.split()
+    tag = re.sub(r"[^A-Za-z0-9.]+", "_", variant_label(spec)).strip("_")
+    qir = os.path.join(work, "quill-%s.qir" % tag)
+    obj = os.path.join(work, "quill-%s.o" % tag)
+    so = os.path.join(work, "quill-%s.so" % tag)
     t = time.perf_counter()
-    sh([os.path.join(build, "quill"), "quantize", model, "--backend", backend,
-        "--calib", calib_dir, "--input-shape", "x=1,3,48,320", "-o", qir])
+    sh([os.path.join(build, "quill"), "quantize", model, "--backend", words[0],
+        "--calib", calib_dir, "--input-shape", "x=1,3,48,320", "-o", qir] + words[1:])
     sh([os.path.join(build, "quill"), "compile", qir, "-o", obj, "--name", "m"])
     sh(["cc", "-shared", "-o", so, obj, "-lm"])
     prep = time.perf_counter() - t
@@ -136,14 +157,35 @@ def ort_int8_engine(model, calib, work):
     return (lambda x: s.run(None, {"x": x})[0]), time.perf_counter() - t
 
 
-def openvino_engine(model, calib):
+def openvino_engine(model, calib, mode="default", calib_labels=None, chars=None):
+    """nncf.quantize with its defaults (mode "default"), with the MIXED
+    preset (asymmetric activations; "mixed"), or
+    nncf.quantize_with_accuracy_control ("aa": layers reverted to float
+    until the character accuracy on the calibration lines, their labels
+    as validation, drops by at most 0.005)."""
     import nncf
     import openvino as ov
     t = time.perf_counter()
     core = ov.Core()
     m = core.read_model(model)
     m.reshape({"x": [1, 3, 48, 320]})
-    q = nncf.quantize(m, nncf.Dataset([c[None] for c in calib]))
+    data = nncf.Dataset([c[None] for c in calib])
+    if mode == "mixed":
+        q = nncf.quantize(m, data, preset=nncf.QuantizationPreset.MIXED)
+    elif mode == "aa":
+        def validate(compiled, items):
+            dist = total = 0
+            for (x, lab) in items:
+                y = compiled(x)[0]
+                dist += edit_distance(decode(y[0], chars), lab)
+                total += len(lab)
+            return 1 - dist / total
+        val = nncf.Dataset(list(zip([c[None] for c in calib], calib_labels)))
+        q = nncf.quantize_with_accuracy_control(
+            m, data, val, validation_fn=validate, max_drop=0.005,
+            drop_type=nncf.DropType.ABSOLUTE)
+    else:
+        q = nncf.quantize(m, data)
     c = core.compile_model(q, "CPU", {"INFERENCE_NUM_THREADS": 2})
     return (lambda x: c(x)[0]), time.perf_counter() - t
 
@@ -155,6 +197,11 @@ def main():
     ap.add_argument("--lines", type=int, default=300)
     ap.add_argument("--calib", type=int, default=32)
     ap.add_argument("--quill-backends", default="x86-vnni")
+    ap.add_argument("--quill", action="append", default=[],
+                    help="a Quill variant: 'BACKEND [quantize options]' (repeatable)")
+    ap.add_argument("--peers", default="ort,openvino",
+                    help="peer engines to run: ort, openvino, openvino-mixed, "
+                         "openvino-aa (comma list, '' for none)")
     ap.add_argument("--json")
     ap.add_argument("--md")
     a = ap.parse_args()
@@ -182,25 +229,35 @@ def main():
     engines = []
     fs = ort_session(model)
     engines.append(("float (onnxruntime)", lambda x: fs.run(None, {"x": x})[0], 0.0))
-    for b in a.quill_backends.split(","):
+    specs = [b for b in a.quill_backends.split(",") if b] + a.quill
+    for b in specs:
         try:
             run, prep = quill_engine(a.build, model, b, cdir, work)
-            engines.append(("Quill int8, %s" % b, run, prep))
+            engines.append(("Quill int8, %s" % variant_label(b), run, prep))
         except Exception as e:  # noqa: BLE001 - reported in the table
-            engines.append(("Quill int8, %s" % b, e, 0.0))
-    try:
-        run, prep = ort_int8_engine(model, calib, work)
-        engines.append(("onnxruntime %s quantize_static" % ort.__version__, run, prep))
-    except Exception as e:  # noqa: BLE001
-        engines.append(("onnxruntime quantize_static", e, 0.0))
-    try:
-        run, prep = openvino_engine(model, calib)
-        import openvino
-        engines.append(("OpenVINO %s + NNCF" % openvino.__version__, run, prep))
-    except ImportError:
-        pass
-    except Exception as e:  # noqa: BLE001
-        engines.append(("OpenVINO + NNCF", e, 0.0))
+            engines.append(("Quill int8, %s" % variant_label(b), e, 0.0))
+    peers = a.peers.split(",")
+    if "ort" in peers:
+        try:
+            run, prep = ort_int8_engine(model, calib, work)
+            engines.append(("onnxruntime %s quantize_static" % ort.__version__, run, prep))
+        except Exception as e:  # noqa: BLE001
+            engines.append(("onnxruntime quantize_static", e, 0.0))
+    calib_labels = json.load(open(os.path.join(cal, "labels.json")))
+    for peer, mode, what in (("openvino", "default", "nncf.quantize"),
+                             ("openvino-mixed", "mixed", "nncf.quantize MIXED preset"),
+                             ("openvino-aa", "aa", "nncf accuracy control, max drop 0.005")):
+        if peer not in peers:
+            continue
+        try:
+            run, prep = openvino_engine(model, calib, mode, calib_labels, chars)
+            import openvino
+            engines.append(("OpenVINO %s + %s" % (openvino.__version__.split("-")[0], what),
+                            run, prep))
+        except ImportError:
+            pass
+        except Exception as e:  # noqa: BLE001
+            engines.append(("OpenVINO + %s" % what, e, 0.0))
 
     rows, ref_ids = [], None
     for name, run, prep in engines:
