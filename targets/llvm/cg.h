@@ -280,6 +280,10 @@ LLVMValueRef cg_load(cg *c, LLVMTypeRef t, LLVMValueRef ptr, unsigned align);
 void cg_store(cg *c, LLVMValueRef v, LLVMValueRef ptr, unsigned align);
 LLVMValueRef cg_min_s(cg *c, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_max_s(cg *c, LLVMValueRef a, LLVMValueRef b);
+/* The sum of the n (a power of two) partial sums of type t at part[0..n),
+ * added as a tree in a fixed order (part[l] += part[l + w], w = n/2 .. 1),
+ * as the reference's fixed-order sums do; part[0] is overwritten. */
+LLVMValueRef cg_tree_sum(cg *c, LLVMTypeRef t, LLVMValueRef part, int n);
 /* Call an LLVM intrinsic by name with overload types. */
 LLVMValueRef cg_intrinsic(cg *c, const char *name, LLVMTypeRef *over,
                           unsigned nover, LLVMValueRef *args, unsigned nargs);

@@ -355,6 +355,19 @@ LLVMValueRef cg_min_s(cg *c, LLVMValueRef a, LLVMValueRef b) {
   return cg_intrinsic(c, "llvm.smin", &t, 1, (LLVMValueRef[]){a, b}, 2);
 }
 
+LLVMValueRef cg_tree_sum(cg *c, LLVMTypeRef t, LLVMValueRef part, int n) {
+  unsigned al = (unsigned)(LLVMGetTypeKind(t) == LLVMDoubleTypeKind ? 8 : 4);
+  for (int w = n / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++) {
+      LLVMValueRef a = cg_gep(c, t, part, cg_i64c(c, l));
+      LLVMValueRef b = cg_gep(c, t, part, cg_i64c(c, l + w));
+      cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, t, a, al),
+                                cg_load(c, t, b, al), ""),
+               a, al);
+    }
+  return cg_load(c, t, part, al);
+}
+
 LLVMValueRef cg_max_s(cg *c, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef t = LLVMTypeOf(a);
   return cg_intrinsic(c, "llvm.smax", &t, 1, (LLVMValueRef[]){a, b}, 2);

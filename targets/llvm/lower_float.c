@@ -473,15 +473,7 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
             LLVMBuildAdd(c->b, cg_i64c(c, nb * 16), ll.i, ""), ll.i);
     cg_loop_end(c, &ll);
   }
-  for (int w = 8; w >= 1; w /= 2)
-    for (int l = 0; l < w; l++) {
-      LLVMValueRef a = cg_gep(c, c->t_f32, part, cg_i64c(c, l));
-      LLVMValueRef b = cg_gep(c, c->t_f32, part, cg_i64c(c, l + w));
-      cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, a, 4),
-                                cg_load(c, c->t_f32, b, 4), ""),
-               a, 4);
-    }
-  LLVMValueRef sum = cg_load(c, c->t_f32, part, 4);
+  LLVMValueRef sum = cg_tree_sum(c, c->t_f32, part, 16);
   cg_for(c, &lk, 0, len, 1);
   LLVMValueRef yo = LLVMBuildAdd(
       c->b, oy, LLVMBuildMul(c->b, lk.i, cg_i64c(c, y->strides[ax]), ""), "");

@@ -311,15 +311,7 @@ static LLVMValueRef row_sum8(cg *c, LLVMValueRef row, int64_t n,
       cg_loop_end(c, &ll);
     }
   }
-  for (int w = 4; w >= 1; w /= 2)
-    for (int l = 0; l < w; l++) {
-      LLVMValueRef a = cg_gep(c, c->t_f64, part, cg_i64c(c, l));
-      LLVMValueRef b = cg_gep(c, c->t_f64, part, cg_i64c(c, l + w));
-      cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f64, a, 8),
-                                cg_load(c, c->t_f64, b, 8), ""),
-               a, 8);
-    }
-  return cg_load(c, c->t_f64, part, 8);
+  return cg_tree_sum(c, c->t_f64, part, 8);
 }
 
 CG_LOWER(cg_lower_layer_norm) {
