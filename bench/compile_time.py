@@ -77,16 +77,9 @@ def export_torchvision(name, d):
     if os.path.exists(onnx_path):
         return onnx_path, calib
     import torch
-    import torchvision
+    import export_torchvision  # bench/, beside this script
     os.makedirs(calib, exist_ok=True)
-    torch.manual_seed(0)
-    net = getattr(torchvision.models, name)()
-    if any(isinstance(m, torch.nn.BatchNorm2d) for m in net.modules()):
-        net.train()
-        with torch.no_grad():
-            for _ in range(10):
-                net(torch.randn(8, 3, 224, 224))
-    net.eval()
+    net = export_torchvision.build(name)
     torch.manual_seed(1)
     for i in range(N_CALIB):
         np.save(os.path.join(calib, "%02d.npy" % i),

@@ -17,16 +17,26 @@ import torch
 import torchvision
 
 
+def build(name):
+    """torchvision's `name` with random weights (seed 0) and its BatchNorm
+    statistics re-estimated on random batches, in eval mode: the net every
+    benchmark of bench/ exports or runs (run.py, peers.py's PyTorch peer,
+    compile_time.py)."""
+    torch.manual_seed(0)
+    m = getattr(torchvision.models, name)()
+    if any(isinstance(x, torch.nn.modules.batchnorm._BatchNorm)
+           for x in m.modules()):
+        m.train()
+        with torch.no_grad():
+            for _ in range(10):
+                m(torch.randn(8, 3, 224, 224))
+    return m.eval()
+
+
 def main():
     name, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    torch.manual_seed(0)
-    m = getattr(torchvision.models, name)()
-    m.train()
-    with torch.no_grad():
-        for _ in range(10):
-            m(torch.randn(8, 3, 224, 224))
-    m.eval()
+    m = build(name)
     torch.onnx.export(m, torch.randn(1, 3, 224, 224),
                       os.path.join(out, name + ".onnx"), opset_version=13,
                       input_names=["input"], output_names=["output"])

@@ -19,6 +19,7 @@
 
 #include "ir/ir.h"
 #include "ir/parser.h"
+#include "ir/readfile.h"
 #include "ir/verifier.h"
 #include "targets/llvm/llvm_target.h"
 
@@ -39,25 +40,6 @@ static double cpu_s(void) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf)
-    buf[n] = '\0';
-  *len = (size_t)n;
-  return buf;
 }
 
 int main(int argc, char **argv) {
@@ -84,15 +66,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--check"))
       check = true;
   }
-  size_t len;
-  char *text = read_file(argv[1], &len);
-  if (!text) {
-    fprintf(stderr, "%s: cannot read\n", argv[1]);
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  char *text;
+  size_t len, cap;
+  bool opened;
+  int err = quill_read_file(ctx, argv[1], QUILL_READ_TEXT, &text, &len, &cap,
+                            &opened);
+  if (err) {
+    fprintf(stderr, "%s: %s\n", argv[1],
+            quill_read_strerror(err, QUILL_READ_TEXT));
     return 1;
   }
-  quill_context *ctx = quill_context_create(NULL, NULL);
   quill_module *m = quill_parse_module(ctx, text, len, argv[1], 0);
-  free(text);
+  quill_free(ctx, text, cap);
   if (!m || quill_verify_module(m))
     return 1;
   quill_graph *g = quill_module_graph(m, 0);

@@ -375,19 +375,15 @@ class OpenVino:
 
 
 TORCH_SERVER = r"""
-import sys, numpy as np, torch, torchvision
+import sys, numpy as np, torch
 from torch.ao.quantization import get_default_qconfig_mapping
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 import glob, time, statistics
 name, calib = sys.argv[1], sys.argv[2]
 torch.backends.quantized.engine = "onednn"
-torch.manual_seed(0)                      # bench/export_torchvision.py's net
-net = getattr(torchvision.models, name)()
-net.train()
-with torch.no_grad():
-    for _ in range(10):
-        net(torch.randn(8, 3, 224, 224))
-net.eval()
+sys.path.insert(0, sys.argv[3])           # bench/
+from export_torchvision import build
+net = build(name)
 xs = [torch.from_numpy(np.load(f))
       for f in sorted(glob.glob(calib + "/*.npy"))]
 with torch.no_grad():
@@ -425,7 +421,8 @@ class TorchInt8:
     def prepare(self, m):
         if not m.tv:
             raise RuntimeError("not a torchvision model")
-        p = subprocess.Popen([SYSPY, "-c", TORCH_SERVER, m.tv, m.calib],
+        p = subprocess.Popen([SYSPY, "-c", TORCH_SERVER, m.tv, m.calib,
+                              os.path.join(ROOT, "bench")],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
         if p.stdout.readline().strip() != "ready":

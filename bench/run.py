@@ -90,17 +90,9 @@ def gemm_layer(m, k, n):
 
 
 def tv_model(name):
-    import torch
-    import torchvision
-
     def make():
-        torch.manual_seed(0)
-        net = getattr(torchvision.models, name)()
-        net.train()
-        with torch.no_grad():
-            for _ in range(10):
-                net(torch.randn(8, 3, 224, 224))
-        return net.eval()
+        import export_torchvision  # bench/, beside this script
+        return export_torchvision.build(name)
     return make, (1, 3, 224, 224), None
 
 

@@ -45,12 +45,10 @@
 #include <string.h>
 #include <time.h>
 
-typedef void (*task_fn)(void *, int64_t, int64_t);
-typedef struct quill_rt_pool quill_rt_pool;
-quill_rt_pool *quill_rt_pool_create(int nthreads);
-void quill_rt_pool_destroy(quill_rt_pool *pool);
-void quill_rt_pool_run(quill_rt_pool *pool, task_fn fn, void *args,
-                       int64_t ntasks);
+#include "ir/readfile.h"
+#include "targets/llvm/runtime/quill_rt_pool.h"
+
+typedef quill_rt_task_fn task_fn;
 
 #define MAX_STAGES 4096
 #define MAX_REPS 2000
@@ -161,24 +159,6 @@ static long header_value(const char *hdr, const char *key) {
   return -1;
 }
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  fclose(f);
-  if (s)
-    s[n] = 0;
-  return s;
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: bench-stage-profile M.so M.h [--name m] "
@@ -197,9 +177,15 @@ int main(int argc, char **argv) {
   }
   if (reps < 1 || reps > MAX_REPS)
     reps = 50;
-  char *hdr = read_text(argv[2]);
-  if (!hdr) {
-    fprintf(stderr, "%s: cannot read\n", argv[2]);
+  quill_context *ctx = quill_context_create(NULL, NULL);
+  char *hdr;
+  size_t hdr_len, hdr_cap;
+  bool opened;
+  int err = quill_read_file(ctx, argv[2], QUILL_READ_TEXT, &hdr, &hdr_len,
+                            &hdr_cap, &opened);
+  if (err) {
+    fprintf(stderr, "%s: %s\n", argv[2],
+            quill_read_strerror(err, QUILL_READ_TEXT));
     return 1;
   }
   long scratch = header_value(hdr, "SCRATCH_SIZE");
@@ -223,7 +209,8 @@ int main(int argc, char **argv) {
         ((float *)ptrs[i])[k] = (float)((k * 7919) % 255) / 64.0f - 2.0f;
   }
   ptrs[nin + nout] = aligned_alloc(64, ((size_t)scratch + 64) / 64 * 64);
-  free(hdr);
+  quill_free(ctx, hdr, hdr_cap);
+  quill_context_destroy(ctx);
   void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!so) {
     fprintf(stderr, "%s\n", dlerror());

@@ -18,14 +18,9 @@
 #include <llvm-c/Orc.h>
 
 #include "targets/llvm/cg_compiled.h"
-
 /* runtime/quill_rt.c, compiled into the library with QUILL_RT_NO_DEFAULT */
-typedef struct quill_rt_pool quill_rt_pool;
-quill_rt_pool *quill_rt_pool_create(int nthreads);
-void quill_rt_pool_destroy(quill_rt_pool *pool);
-void quill_rt_pool_run(quill_rt_pool *pool,
-                       void (*fn)(void *, int64_t, int64_t), void *args,
-                       int64_t ntasks);
+#include "targets/llvm/runtime/quill_rt_pool.h"
+
 
 struct quill_llvm_jit {
   quill_context *ctx;

@@ -21,13 +21,8 @@
 #include <time.h>
 
 #include "check.h"
+#include "targets/llvm/runtime/quill_rt_pool.h"
 
-typedef struct quill_rt_pool quill_rt_pool;
-quill_rt_pool *quill_rt_pool_create(int nthreads);
-void quill_rt_pool_destroy(quill_rt_pool *pool);
-void quill_rt_pool_run(quill_rt_pool *pool,
-                       void (*fn)(void *, int64_t, int64_t), void *args,
-                       int64_t ntasks);
 
 typedef struct stage {
   atomic_int *count; /* per task */
