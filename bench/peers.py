@@ -91,6 +91,7 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import md_section  # noqa: E402  (bench/, beside this script)
+from onnx_macs import onnx_macs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SYSPY = "/usr/bin/python3"  # Debian's: PyTorch 1.13 + torchvision
@@ -143,26 +144,6 @@ class Model:
 
     def feed(self, x):
         return {self.inputs[0]: x}
-
-
-def onnx_macs(path):
-    """Multiply-accumulates of the Conv/Gemm/MatMul nodes of a model."""
-    m = onnx.shape_inference.infer_shapes(onnx.load(path))
-    shapes = {}
-    for vi in list(m.graph.value_info) + list(m.graph.input) + \
-            list(m.graph.output):
-        shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-    for t in m.graph.initializer:
-        shapes[t.name] = list(t.dims)
-    total = 0
-    for n in m.graph.node:
-        if n.op_type == "Conv" and n.output[0] in shapes:
-            w, y = shapes[n.input[1]], shapes[n.output[0]]
-            total += int(np.prod(y)) * int(np.prod(w[1:]))
-        elif n.op_type in ("Gemm", "MatMul") and n.output[0] in shapes:
-            a, y = shapes[n.input[0]], shapes[n.output[0]]
-            total += int(np.prod(y)) * a[-1]
-    return total
 
 
 def torchvision_model(name, work):

@@ -63,6 +63,7 @@ import onnx  # before torch: Debian's torch would load an older onnx's protos
 import onnxruntime
 
 import md_section  # bench/, beside this script
+from onnx_macs import onnx_macs  # bench/
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_CALIB = 8
@@ -117,26 +118,6 @@ WORKLOADS = [
 
 def slug(name):
     return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()
-
-
-def onnx_macs(path):
-    """Multiply-accumulates of the Conv/Gemm/MatMul nodes of a model."""
-    m = onnx.shape_inference.infer_shapes(onnx.load(path))
-    shapes = {}
-    for vi in list(m.graph.value_info) + list(m.graph.input) + \
-            list(m.graph.output):
-        shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-    for t in m.graph.initializer:
-        shapes[t.name] = list(t.dims)
-    total = 0
-    for n in m.graph.node:
-        if n.op_type == "Conv":
-            w, y = shapes[n.input[1]], shapes[n.output[0]]
-            total += int(np.prod(y)) * int(np.prod(w[1:]))
-        elif n.op_type in ("Gemm", "MatMul"):
-            a, y = shapes[n.input[0]], shapes[n.output[0]]
-            total += int(np.prod(y)) * a[-1]
-    return total
 
 
 def export(name, spec, work):
