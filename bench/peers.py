@@ -7,6 +7,7 @@ the same float ONNX models and calibration samples, in one run.
   cmake --build build               # quill, bench-llvm-kernels
   "$PPY" bench/peers.py [--models resnet18,mobilenet_v2,PATH.onnx[:CALIB]]
                         [--threads 1,2] [--rounds N] [--round-ms MS]
+                        [--stat median|least]
                         [--isa amx,avx512-vnni] [--work DIR] [--md FILE]
                         [--zoo] [--quick]
 
@@ -58,7 +59,10 @@ Timing. For each thread count, N rounds (--rounds, default 7); in a
 round every engine (in an order rotated from round to round) is called
 back to back for about --round-ms milliseconds (at least 3 calls) and the
 round's time is the median call. An engine's time is the median of its
-rounds. All engines live in this one process (torch-int8 in its helper),
+rounds, or with --stat least the least of them (the round least disturbed
+by the rest of the machine: on a shared virtual machine whole stretches
+of seconds can run at half speed for every engine, and only ever add
+time). All engines live in this one process (torch-int8 in its helper),
 so the rounds interleave and drifting machine speed hits every engine
 alike. Times are wall clock around one call from Python (Quill's call
 goes through ctypes: a few microseconds, like the other engines' Python
@@ -242,16 +246,24 @@ class Quill:
 
     def prepare(self, m):
         qir = os.path.join(m.dir, "quill.qir")
-        if not os.path.exists(qir):
+        if self.stale(qir):
             sh([os.path.join(self.build, "quill"), "quantize", m.onnx,
                 "--backend", "x86-vnni", "--calib", m.calib, "-o", qir])
         self.compile(m, qir, 1)  # a path the host lacks fails here, once
         return qir
 
+    def stale(self, path):
+        """True if path is missing or older than the quill that makes it
+        (a second run reuses the first one's files only if the build has
+        not changed since)."""
+        quill = os.path.join(self.build, "quill")
+        return (not os.path.exists(path) or
+                os.path.getmtime(path) < os.path.getmtime(quill))
+
     def compile(self, m, qir, threads):
         d = os.path.join(m.dir, "quill-%s-t%d" % (self.isa, threads))
         obj = os.path.join(d, "m.o")
-        if not os.path.exists(obj):
+        if self.stale(obj):
             os.makedirs(d, exist_ok=True)
             sh([os.path.join(self.build, "quill"), "compile", qir, "-o", obj,
                 "--name", "m", "--isa", self.isa, "--threads", str(threads)])
@@ -492,13 +504,14 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
     int8_peers = [n for n in peers if n.endswith("-int8")]
     o = []
     o.append("Machine: %s, %d cores, load average %s when the run started; "
-             "onnxruntime %s, OpenVINO %s + NNCF %s; %s. Median of %d "
-             "interleaved rounds of about %d ms per engine; the whole run "
-             "took %.1f min." % (
+             "onnxruntime %s, OpenVINO %s + NNCF %s; %s. %s of %d "
+             "interleaved rounds of about %d ms per engine (a round's time: "
+             "its median call); the whole run took %.1f min." % (
                  cpu, os.cpu_count(), a.load0, onnxruntime.__version__,
                  openvino.__version__, nncf.__version__,
-                 time.strftime("%Y-%m-%d"), a.rounds, a.round_ms,
-                 a.minutes))
+                 time.strftime("%Y-%m-%d"),
+                 "Median" if a.stat == "median" else "Least", a.rounds,
+                 a.round_ms, a.minutes))
     o.append("")
     o.append("vpdpbusd peak of one core (before / after): %.0f / %.0f "
              "GMAC/s%s; load average at the end %s." % (
@@ -511,9 +524,11 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
     peak = max(peaks[0][0], peaks[1][0]) * 1e9
     for t in threads:
         o.append("")
-        o.append("### %d thread%s (median ms; quill: %% of the vpdpbusd peak "
-                 "of %d core%s)" % (t, "s" if t > 1 else "", t,
-                                    "s" if t > 1 else ""))
+        o.append("### %d thread%s (%s ms; quill: %% of the vpdpbusd peak "
+                 "of %d core%s)" % (t, "s" if t > 1 else "",
+                                    "median" if a.stat == "median"
+                                    else "least round's",
+                                    t, "s" if t > 1 else ""))
         o.append("")
         cols = quills + peers + ["best int8 peer / " + q for q in quills]
         o.append("| model | GMAC | " + " | ".join(cols) + " |")
@@ -576,6 +591,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--round-ms", type=float, default=250.0)
+    ap.add_argument("--stat", choices=("median", "least"), default="median",
+                    help="an engine's time from its rounds' times")
     ap.add_argument("--isa", default="amx,avx512-vnni",
                     help="Quill instruction paths to time (those the host "
                     "lacks are left out)")
@@ -658,7 +675,9 @@ def main():
                 for n in names[k:] + names[:k]:
                     per[n].append(batch_ms(runs[n], m.x, a.round_ms))
             for n in names:
-                times[(m.name, t, n)] = statistics.median(per[n])
+                times[(m.name, t, n)] = (statistics.median(per[n])
+                                         if a.stat == "median"
+                                         else min(per[n]))
                 print("%-12s %d thr %-16s %s ms" % (
                     m.name, t, n, fmt_ms(times[(m.name, t, n)])),
                     file=sys.stderr)

@@ -92,6 +92,19 @@ int32_t cg_dot_weight(const cg_dot_args *a, bool rowwin, int64_t gr,
 LLVMValueRef cg_dot_bias(cg *c, const cg_dot_args *a, int64_t zpu,
                          int64_t pad);
 
+/* A conv stage's tasks: (n, group, channel tile, pixel chunk), chunks
+ * innermost (a thread's consecutive tasks share their weights), or with
+ * chunk_outer (n, pixel chunk, group, channel tile): the pool gives each
+ * thread the same contiguous part of every stage, so a thread then
+ * computes the same rows of the image in every conv and the next stage
+ * reads what its own core wrote. cg_conv_chunk_outer chooses by the size
+ * of the packed weights (each thread then reads all of them);
+ * cg_conv_task splits task index t. */
+bool cg_conv_chunk_outer(int64_t weight_bytes);
+void cg_conv_task(cg *c, LLVMValueRef t, int64_t G, int64_t ntiles,
+                  int64_t nchunks, bool chunk_outer, LLVMValueRef *n,
+                  LLVMValueRef *gr, LLVMValueRef *tile, LLVMValueRef *chunk);
+
 /* conv_amx.c: the AMX tile kernel (the amx path; see there). */
 bool cg_amx_applies(cg *c, const cg_dot_args *a);
 quill_status cg_amx_emit(cg *c, const cg_dot_args *a);

@@ -366,14 +366,11 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef t = lt.i;
-  LLVMValueRef chunk = LLVMBuildURem(c->b, t, cg_i64c(c, p->nchunks), "");
-  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->nchunks), "");
-  LLVMValueRef tile = LLVMBuildURem(c->b, t, cg_i64c(c, p->ntiles), "");
-  t = LLVMBuildUDiv(c->b, t, cg_i64c(c, p->ntiles), "");
-  LLVMValueRef gr = LLVMBuildURem(c->b, t, cg_i64c(c, g->G), "");
-  k.n = LLVMBuildUDiv(c->b, t, cg_i64c(c, g->G), "");
   int64_t tile_bytes = p->nsteps * p->NB * (p->Kc / 4) * 64;
+  LLVMValueRef chunk, tile, gr;
+  cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks,
+               cg_conv_chunk_outer(g->G * p->ntiles * tile_bytes), &k.n, &gr,
+               &tile, &chunk);
   k.wtile = cg_gep8(
       c, wg,
       LLVMBuildMul(

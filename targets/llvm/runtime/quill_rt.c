@@ -28,20 +28,30 @@
  * stage over must be cheap, and a worker that is late (asleep, or
  * descheduled on a loaded machine) must not hold the caller up:
  *
- *   state = generation << 32 | next unclaimed chunk     (one atomic word)
+ *   slot[t] = generation << 32 | lo << 16 | hi   (an atomic word per thread)
  *
- *   caller: state = (g+1, CLOSED), fn, args, chunks ──> state = (g+1, 0)
+ *   caller: every slot = (g+1, CLOSED), fn, args, chunks
+ *             ──> slot[t] = (g+1, thread t's home chunks [lo, hi))
  *             ──> claim chunks ─────────────────────────────────────┐
- *   worker: sees (g+1, k < CLOSED) ──> claim chunks ─────────────────┤
+ *   worker t: sees slot[t] = (g+1, open) ──> claim chunks ──────────┤
  *   caller: waits until every claimed chunk is done <───────────────┘
  *
  * The stage's tasks are cut into up to 16 contiguous chunks per thread,
  * of sizes that differ by at most one task (with 4 per thread, 21 tasks
- * on 2 threads were 7 chunks of 3, which left one thread 12 of the 21), and
- * every thread, the caller included, claims the next chunk with a
- * compare-and-swap on `state` (which fails once the generation has moved
- * on, so a late worker never runs a finished stage). A worker that has not
- * woken up by the time the caller has claimed every chunk costs nothing:
+ * on 2 threads were 7 chunks of 3, which left one thread 12 of the 21),
+ * and thread t (the caller is 0) owns the t-th contiguous part of the
+ * chunks, its home. A thread claims the first chunk left in its home
+ * (lo + 1), then steals the last chunk left in the others' homes (hi - 1),
+ * each with a compare-and-swap on that slot (which fails once the
+ * generation has moved on, so a late worker never runs a finished
+ * stage). Homes keep each thread on the same part of every stage: the
+ * rows a thread wrote in one stage are the rows it reads in the next,
+ * still in its own core's cache. When every thread claimed the next chunk
+ * of one shared counter instead, a thread's chunks were a different
+ * interleaving each stage, and MobileNetV2's depthwise stages, which read
+ * little else, took 1.5x the CPU time on 2 threads that they take on one
+ * (the other core's cache lines). A worker that has not woken up by the
+ * time the caller has stolen every chunk costs nothing:
  * the caller waits only for chunks already claimed. Idle workers spin on
  * the generation for QUILL_RT_SPIN_NS of wall time (pause instructions;
  * a fixed count of pauses lasts 10x longer on one CPU than on another),
@@ -82,13 +92,15 @@
  * chunk and a chunk stays a contiguous run of tasks. */
 #define QUILL_RT_CHUNKS_PER_THREAD 16
 /* Test hooks (test/unit/test_rt_pool_race.c widens race windows with
- * them): 0, a thread has read `state` to claim; 1, the caller has written
+ * them): 0, a thread has read a slot to claim; 1, the caller has written
  * a stage's fields and not yet opened it. */
 #ifndef QUILL_RT_TEST_HOOK
 #define QUILL_RT_TEST_HOOK(where) ((void)0)
 #endif
-/* The chunk word of a stage being set up: no chunk can be claimed. */
-#define QUILL_RT_CLOSED 0xffffffffu
+/* The chunk half (lo << 16 | hi) of a slot whose stage is being set up:
+ * empty (lo >= hi), and never an open stage's (lo <= QUILL_RT_MAX_CHUNKS). */
+#define QUILL_RT_CLOSED 0xffff0000u
+#define QUILL_RT_MAX_CHUNKS 0xfffe
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -114,11 +126,27 @@ static int spin_step(unsigned *i, uint64_t *t0, uint64_t budget) {
 
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
 
-/* The two words every thread writes during a stage (`state` on each
- * claim, `left` after each chunk) sit on cache lines of their own: on the
- * line of the stage's read-mostly fields, each claim would take those
- * from the other threads' caches too. */
+/* The words every thread writes during a stage (a slot on each claim,
+ * `left` after each chunk) sit on cache lines of their own: on the line
+ * of the stage's read-mostly fields, each claim would take those from the
+ * other threads' caches too. */
 #define QUILL_RT_LINE 64
+
+/* Thread t's slot: generation << 32 | lo << 16 | hi, the chunks [lo, hi)
+ * of its home not claimed yet; on a cache line of its own (each claim
+ * writes it). */
+typedef struct quill_rt_slot {
+  _Alignas(QUILL_RT_LINE) _Atomic uint64_t word;
+  char pad[QUILL_RT_LINE - sizeof(uint64_t)];
+} quill_rt_slot;
+
+typedef struct quill_rt_pool quill_rt_pool;
+
+/* What a worker thread starts with: its pool and its slot's index. */
+typedef struct quill_rt_worker {
+  quill_rt_pool *pool;
+  int self;
+} quill_rt_worker;
 
 typedef struct quill_rt_pool {
   pthread_mutex_t mu;
@@ -136,47 +164,62 @@ typedef struct quill_rt_pool {
   _Atomic(void *) args;
   atomic_llong ntasks, nchunks;
   uint32_t generation;     /* the owner's copy of the current generation */
-  /* generation << 32 | next unclaimed chunk */
-  _Alignas(QUILL_RT_LINE) _Atomic uint64_t state;
+  int nslots;              /* threads: the caller and the workers */
+  quill_rt_slot *slot;     /* [nslots] */
+  quill_rt_worker *workers; /* [nslots - 1] */
   _Alignas(QUILL_RT_LINE) atomic_llong left; /* chunks not finished */
   char pad[QUILL_RT_LINE - sizeof(atomic_llong)];
 } quill_rt_pool;
 
+static uint32_t slot_gen(uint64_t w) { return (uint32_t)(w >> 32); }
+static uint32_t slot_lo(uint64_t w) { return (uint32_t)(w >> 16) & 0xffff; }
+static uint32_t slot_hi(uint64_t w) { return (uint32_t)w & 0xffff; }
+
 /* Claim and run chunks of generation `gen` until none is left (or the
- * generation has moved on); returns when this thread has no more work. */
-static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
-  uint64_t s = atomic_load_explicit(&pool->state, memory_order_acquire);
-  for (;;) {
-    if ((uint32_t)(s >> 32) != gen)
-      return;
-    QUILL_RT_TEST_HOOK(0);
-    /* acquire, with the caller's release stores: a value of the next
-     * stage is read only after its CLOSED state, and the claim fails */
-    quill_rt_task_fn fn =
-        atomic_load_explicit(&pool->fn, memory_order_acquire);
-    void *args = atomic_load_explicit(&pool->args, memory_order_acquire);
-    int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_acquire);
-    int64_t nchunks =
-        atomic_load_explicit(&pool->nchunks, memory_order_acquire);
-    uint32_t k = (uint32_t)s;
-    if ((int64_t)k >= nchunks)
-      return;
-    if (!atomic_compare_exchange_weak_explicit(&pool->state, &s, s + 1,
-                                               memory_order_acq_rel,
-                                               memory_order_acquire))
-      continue; /* s reloaded: another thread claimed, or a new stage */
-    /* chunk k: [k n / nchunks, (k + 1) n / nchunks), sizes within one */
-    int64_t b = (int64_t)k * n / nchunks, e = ((int64_t)k + 1) * n / nchunks;
-    fn(args, b, e);
-    /* seq_cst, with the caller's store of caller_sleeps before it
-     * rechecks `left`: it either sees 0 or is woken here */
-    if (atomic_fetch_sub(&pool->left, 1) == 1 &&
-        atomic_load(&pool->caller_sleeps)) { /* the last chunk */
-      pthread_mutex_lock(&pool->mu);
-      pthread_cond_signal(&pool->done);
-      pthread_mutex_unlock(&pool->mu);
+ * generation has moved on), from thread self's home first, then from the
+ * others' (from their ends); returns when this thread has no more work. */
+static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
+  for (int i = 0; i < pool->nslots; i++) {
+    int u = (self + i) % pool->nslots;
+    _Atomic uint64_t *slot = &pool->slot[u].word;
+    uint64_t s = atomic_load_explicit(slot, memory_order_acquire);
+    for (;;) {
+      if (slot_gen(s) != gen)
+        return; /* a later stage: this one is finished */
+      uint32_t lo = slot_lo(s), hi = slot_hi(s);
+      if (lo >= hi)
+        break; /* empty, or not open yet (its owner or the caller will) */
+      QUILL_RT_TEST_HOOK(0);
+      /* acquire, with the caller's release stores: a value of the next
+       * stage is read only after its CLOSED slots, and the claim fails */
+      quill_rt_task_fn fn =
+          atomic_load_explicit(&pool->fn, memory_order_acquire);
+      void *args = atomic_load_explicit(&pool->args, memory_order_acquire);
+      int64_t n = atomic_load_explicit(&pool->ntasks, memory_order_acquire);
+      int64_t nchunks =
+          atomic_load_explicit(&pool->nchunks, memory_order_acquire);
+      uint32_t k = u == self ? lo : hi - 1;
+      uint64_t next = u == self ? s + (1u << 16) : s - 1;
+      if ((int64_t)k >= nchunks)
+        return;
+      if (!atomic_compare_exchange_weak_explicit(slot, &s, next,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire))
+        continue; /* s reloaded: another thread claimed, or a new stage */
+      /* chunk k: [k n / nchunks, (k + 1) n / nchunks), sizes within one */
+      int64_t b = (int64_t)k * n / nchunks;
+      int64_t e = ((int64_t)k + 1) * n / nchunks;
+      fn(args, b, e);
+      /* seq_cst, with the caller's store of caller_sleeps before it
+       * rechecks `left`: it either sees 0 or is woken here */
+      if (atomic_fetch_sub(&pool->left, 1) == 1 &&
+          atomic_load(&pool->caller_sleeps)) { /* the last chunk */
+        pthread_mutex_lock(&pool->mu);
+        pthread_cond_signal(&pool->done);
+        pthread_mutex_unlock(&pool->mu);
+      }
+      s = atomic_load_explicit(slot, memory_order_acquire);
     }
-    s = atomic_load_explicit(&pool->state, memory_order_acquire);
   }
 }
 
@@ -184,11 +227,13 @@ static void run_chunks(quill_rt_pool *pool, uint32_t gen) {
  * seen `seen` has not joined yet, or `seen` (nothing new, or a stage
  * being set up). */
 static uint32_t open_generation(uint64_t s, uint32_t seen) {
-  return (uint32_t)s == QUILL_RT_CLOSED ? seen : (uint32_t)(s >> 32);
+  return (uint32_t)s == QUILL_RT_CLOSED ? seen : slot_gen(s);
 }
 
 static void *worker_main(void *p) {
-  quill_rt_pool *pool = p;
+  quill_rt_pool *pool = ((quill_rt_worker *)p)->pool;
+  int self = ((quill_rt_worker *)p)->self;
+  _Atomic uint64_t *mine = &pool->slot[self].word;
   /* the generation at creation: a stage started before this thread ran
    * is still claimable, and run_chunks finds out */
   uint32_t seen = 0;
@@ -196,27 +241,27 @@ static void *worker_main(void *p) {
     unsigned i = 0;
     uint64_t t0 = 0;
     uint32_t g = open_generation(
-        atomic_load_explicit(&pool->state, memory_order_acquire), seen);
+        atomic_load_explicit(mine, memory_order_acquire), seen);
     while (g == seen && !atomic_load_explicit(&pool->stop,
                                               memory_order_relaxed) &&
            spin_step(&i, &t0, QUILL_RT_SPIN_NS))
       g = open_generation(
-          atomic_load_explicit(&pool->state, memory_order_acquire), seen);
+          atomic_load_explicit(mine, memory_order_acquire), seen);
     if (g == seen) { /* idle: sleep until the next stage */
       atomic_fetch_add(&pool->sleepers, 1);
       pthread_mutex_lock(&pool->mu);
-      while (open_generation(atomic_load(&pool->state), seen) == seen &&
+      while (open_generation(atomic_load(mine), seen) == seen &&
              !atomic_load(&pool->stop))
         pthread_cond_wait(&pool->start, &pool->mu);
       pthread_mutex_unlock(&pool->mu);
       atomic_fetch_sub(&pool->sleepers, 1);
       g = open_generation(
-          atomic_load_explicit(&pool->state, memory_order_acquire), seen);
+          atomic_load_explicit(mine, memory_order_acquire), seen);
     }
     if (atomic_load(&pool->stop))
       break;
     seen = g;
-    run_chunks(pool, g);
+    run_chunks(pool, g, self);
   }
   return NULL;
 }
@@ -233,7 +278,6 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->start, NULL);
   pthread_cond_init(&pool->done, NULL);
-  atomic_init(&pool->state, 0);
   atomic_init(&pool->stop, 0);
   atomic_init(&pool->busy, 0);
   atomic_init(&pool->sleepers, 0);
@@ -243,15 +287,32 @@ quill_rt_pool *quill_rt_pool_create(int nthreads) {
   atomic_init(&pool->args, NULL);
   atomic_init(&pool->ntasks, 0);
   atomic_init(&pool->nchunks, 0);
+  /* every thread gets at least one chunk number: 16 per thread, at most
+   * QUILL_RT_MAX_CHUNKS in all */
   int nw = nthreads > 1 ? nthreads - 1 : 0;
+  if (nw > QUILL_RT_MAX_CHUNKS / QUILL_RT_CHUNKS_PER_THREAD - 1)
+    nw = QUILL_RT_MAX_CHUNKS / QUILL_RT_CHUNKS_PER_THREAD - 1;
   pool->threads = calloc(nw ? (size_t)nw : 1, sizeof *pool->threads);
-  if (!pool->threads) {
+  pool->workers = calloc(nw ? (size_t)nw : 1, sizeof *pool->workers);
+  pool->slot = aligned_alloc(QUILL_RT_LINE,
+                             (size_t)(nw + 1) * sizeof *pool->slot);
+  if (!pool->threads || !pool->workers || !pool->slot) {
     quill_rt_pool_destroy(pool);
     return NULL;
   }
+  for (int t = 0; t <= nw; t++)
+    atomic_init(&pool->slot[t].word, 0);
+  pool->nslots = 1;
   for (int i = 0; i < nw; i++) {
-    if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0)
+    pool->workers[i].pool = pool;
+    pool->workers[i].self = i + 1;
+    /* a worker reads nslots' slots only in stages opened after this */
+    pool->nslots = i + 2;
+    if (pthread_create(&pool->threads[i], NULL, worker_main,
+                       &pool->workers[i]) != 0) {
+      pool->nslots = i + 1;
       break;
+    }
     pool->nworkers++;
   }
   return pool;
@@ -270,6 +331,8 @@ void quill_rt_pool_destroy(quill_rt_pool *pool) {
   pthread_cond_destroy(&pool->start);
   pthread_cond_destroy(&pool->done);
   free(pool->threads);
+  free(pool->workers);
+  free(pool->slot);
   free(pool);
 }
 
@@ -283,16 +346,19 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
                             stage is running on it */
     return;
   }
-  int64_t want = (int64_t)(pool->nworkers + 1) * QUILL_RT_CHUNKS_PER_THREAD;
+  int T = pool->nslots;
+  int64_t want = (int64_t)T * QUILL_RT_CHUNKS_PER_THREAD;
   int64_t nchunks = ntasks < want ? ntasks : want;
   uint32_t gen = ++pool->generation;
-  /* Close the last stage before its fields change: a worker that read
-   * state (gen - 1, k) and is late to claim k (all of that stage's chunks
-   * are claimed) would otherwise still succeed, state being unchanged,
-   * with this stage's fn, args and counts, run a chunk of it that is run
-   * again once it opens, and count it off `left` twice: the caller then
-   * returns, and its args (on its stack) go, while that chunk still runs. */
-  atomic_store(&pool->state, (uint64_t)gen << 32 | QUILL_RT_CLOSED);
+  /* Close the last stage before its fields change: a worker that read a
+   * slot (gen - 1, lo, hi) and is late to claim from it (all of that
+   * stage's chunks are claimed) would otherwise still succeed, the slot
+   * being unchanged, with this stage's fn, args and counts, run a chunk of
+   * it that is run again once it opens, and count it off `left` twice: the
+   * caller then returns, and its args (on its stack) go, while that chunk
+   * still runs. */
+  for (int t = 0; t < T; t++)
+    atomic_store(&pool->slot[t].word, (uint64_t)gen << 32 | QUILL_RT_CLOSED);
   atomic_store_explicit(&pool->fn, fn, memory_order_release);
   atomic_store_explicit(&pool->args, args, memory_order_release);
   atomic_store_explicit(&pool->ntasks, ntasks, memory_order_release);
@@ -300,15 +366,20 @@ void quill_rt_pool_run(quill_rt_pool *pool, quill_rt_task_fn fn, void *args,
   atomic_store_explicit(&pool->left, nchunks, memory_order_relaxed);
   QUILL_RT_TEST_HOOK(1);
   /* publishes the fields above; seq_cst with the load of `sleepers` (and
-   * the worker's increment before it rechecks): a worker either sees the
-   * new generation or is counted and woken here */
-  atomic_store(&pool->state, (uint64_t)gen << 32);
+   * the worker's increment before it rechecks): a worker either sees its
+   * slot open or is counted and woken here. Thread t's home: chunks
+   * [t nchunks / T, (t + 1) nchunks / T). */
+  for (int t = 0; t < T; t++) {
+    uint64_t lo = (uint64_t)(t * nchunks / T);
+    uint64_t hi = (uint64_t)((t + 1) * nchunks / T);
+    atomic_store(&pool->slot[t].word, (uint64_t)gen << 32 | lo << 16 | hi);
+  }
   if (atomic_load(&pool->sleepers)) {
     pthread_mutex_lock(&pool->mu);
     pthread_cond_broadcast(&pool->start);
     pthread_mutex_unlock(&pool->mu);
   }
-  run_chunks(pool, gen);
+  run_chunks(pool, gen, 0);
   unsigned i = 0;
   uint64_t t0 = 0;
   while (atomic_load_explicit(&pool->left, memory_order_acquire) > 0 &&
