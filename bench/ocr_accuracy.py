@@ -6,6 +6,13 @@ Quill and the peers' quantizers, on the same rendered text lines.
   "$PY" bench/ocr_accuracy.py [--build build] [--lines 300] [--calib 32]
         [--work build/ocr] [--md docs/accuracy.md] [--quill-backends x86-vnni,...]
         [--quill "BACKEND [quantize options]"]... [--peers ort,openvino]
+        [--json rows.json]
+  "$PY" bench/ocr_accuracy.py --tables a.json,b.json,... [--md docs/accuracy.md]
+
+On a loaded machine, run each engine (or a few) in a process of its own
+with --json (--quill-backends '' --peers openvino-aa, say): a slow or
+failing peer then costs only its own row, and --tables makes the one
+table from those files (rows in the order given, the float row once).
 
 The model is ch_PP-OCRv4_rec_infer.onnx from the rapidocr-onnxruntime wheel
 (test/models/ppocr.py fetches it); its CTC alphabet is the model's own
@@ -204,7 +211,17 @@ def main():
                          "openvino-aa (comma list, '' for none)")
     ap.add_argument("--json")
     ap.add_argument("--md")
+    ap.add_argument("--tables",
+                    help="comma list of --json files: write their rows as one table, run nothing")
     a = ap.parse_args()
+    if a.tables:
+        rows, seen = [], set()
+        for f in a.tables.split(","):
+            for r in json.load(open(f)):
+                if r["engine"] not in seen:
+                    seen.add(r["engine"])
+                    rows.append(r)
+        return write_table(rows, a)
     work = a.work or os.path.join(a.build, "ocr")
     os.makedirs(work, exist_ok=True)
     model = os.path.join(work, "ppocr_rec", "model.onnx")
@@ -283,10 +300,19 @@ def main():
         rows.append({"engine": name, "char_acc": 1 - dist / total,
                      "lines_exact": exact / len(labels),
                      "argmax_agree": agree / steps if steps else 1.0,
-                     "prepare_s": round(prep, 1)})
+                     "prepare_s": round(prep, 1), "lines": len(labels),
+                     "calib": len(calib)})
         print(json.dumps(rows[-1]), flush=True)
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+    return write_table(rows, a)
+
+
+def write_table(rows, a):
+    """Prints the rows' table (and writes it into --md)."""
+    n = next((r for r in rows if "lines" in r), {"lines": a.lines, "calib": a.calib})
     out = ["PP-OCRv4 recognition (pretrained), %d rendered text lines, calibration "
-           "on %d other lines:" % (len(labels), len(calib)), "",
+           "on %d other lines:" % (n["lines"], n["calib"]), "",
            "| engine | character accuracy | lines exact | argmax = float | quantize + compile s |",
            "|---|---|---|---|---|"]
     for r in rows:
@@ -298,8 +324,6 @@ def main():
                 r["prepare_s"] or "-"))
     text = "\n".join(out) + "\n"
     print(text)
-    if a.json:
-        json.dump(rows, open(a.json, "w"), indent=1)
     if a.md:
         md_section.write_between(a.md, text, BEGIN, END)
     return 0

@@ -38,7 +38,13 @@
  *                 power_of_two included) and the squared error of
  *                 quantizing every bin's centre, weighted by its count
  *                 (values outside the range are clipped); pick the window
- *                 with the smallest error (ties: the wider).
+ *                 with the smallest error (ties: the wider). Values
+ *                 beyond a clamping point all quantize to it, so the
+ *                 error of the bins past both points is a lower bound
+ *                 that prefix sums give in O(1): a window whose bound
+ *                 already exceeds the best error so far is skipped
+ *                 without summing its B bins (the same choice, most
+ *                 narrow windows never summed).
  *
  * Windows on an |x| histogram are [0, i bins). On a signed histogram a
  * window of i bins keeps the position of zero in proportion: it starts at
@@ -256,6 +262,8 @@ typedef struct histo {
   const double *cum; /* cum[b] = sum of h[0..b), bins + 1 entries */
   const double *cnz; /* kl: number of non-zero bins in [0, b) */
   const double *hlh; /* kl: sum of h log h over [0, b) */
+  const double *m1;  /* mse: sum of h (j + 0.5) over [0, b) */
+  const double *m2;  /* mse: sum of h (j + 0.5)^2 over [0, b) */
 } histo;
 
 /* The value below which `q` counts lie (linear inside its bin). */
@@ -310,17 +318,51 @@ static double kl_window(const histo *H, size_t a, size_t i, size_t nq) {
   return (plp - xlogx(T) - plq) / T;
 }
 
+/* sum of h_j (x_j - c)^2 over the bins [b0, b1), x_j = lo + (j + 0.5) w,
+ * from the prefix sums, less a margin far above its rounding error: a
+ * lower bound of that sum. */
+static double clip_sum(const histo *H, double c, size_t b0, size_t b1) {
+  if (b0 >= b1)
+    return 0.0;
+  double t = (c - H->lo) / H->w;
+  double n0 = H->cum[b1] - H->cum[b0], n1 = H->m1[b1] - H->m1[b0];
+  double n2 = H->m2[b1] - H->m2[b0];
+  double e = n2 - 2.0 * t * n1 + t * t * n0;
+  e -= 1e-9 * (n2 + 2.0 * fabs(t) * n1 + t * t * n0);
+  return e > 0.0 ? e * H->w * H->w : 0.0;
+}
+
+/* A lower bound of mse_window's error for (scale, zp): a bin beyond a
+ * clamping point c = (qmax - zp) scale (or (qmin - zp) scale) quantizes to
+ * c, so its error is (x - c)^2 whatever the rounding; the bins wholly
+ * beyond both points (the bin at each point left out) in O(1). */
+static double clip_bound(const quill_observer *o, const histo *H,
+                         double scale, int64_t zp) {
+  double hc = (double)(o->s.qmax - zp) * scale;
+  double lc = (double)(o->s.qmin - zp) * scale;
+  double B = (double)H->bins;
+  double th = ceil((hc - H->lo) / H->w - 0.5) + 1.0; /* first bin >= hc */
+  double tl = floor((lc - H->lo) / H->w - 0.5);      /* bins < tl: <= lc */
+  size_t bh = th <= 0.0 ? 0 : th >= B ? H->bins : (size_t)th;
+  size_t bl = tl <= 0.0 ? 0 : tl >= B ? H->bins : (size_t)tl;
+  return clip_sum(H, hc, bh, H->bins) + clip_sum(H, lc, 0, bl);
+}
+
 /* Squared quantization error of the histogram under the params of
- * [rlo, rhi]; -1 if the scheme cannot represent the range. */
+ * [rlo, rhi]; -1 if the scheme cannot represent the range; INFINITY when
+ * clip_bound shows it above `best` (the window cannot win, so its exact
+ * error is not summed: the choice is the exhaustive search's). */
 static double mse_window(const quill_observer *o, const histo *H, double rlo,
-                         double rhi, double *last_scale, int64_t *last_zp,
-                         double *last_err) {
+                         double rhi, double best, double *last_scale,
+                         int64_t *last_zp, double *last_err) {
   double scale;
   int64_t zp;
   if (quill_quant_params_from_range(&o->s, rlo, rhi, &scale, &zp, NULL))
     return -1.0;
   if (scale == *last_scale && zp == *last_zp)
     return *last_err; /* same parameters, same error (power_of_two) */
+  if (clip_bound(o, H, scale, zp) > best)
+    return INFINITY;
   double qmin = (double)o->s.qmin, qmax = (double)o->s.qmax, err = 0.0;
   double inv = 1.0 / scale;
   for (size_t b = 0; b < H->bins; b++) {
@@ -357,7 +399,7 @@ static void search(const quill_observer *o, const histo *H, double *lo,
     double rlo = o->abs ? -(double)i * H->w : H->lo + (double)a * H->w;
     double rhi = o->abs ? (double)i * H->w : H->lo + (double)(a + i) * H->w;
     double d = kl ? kl_window(H, a, i, nq)
-                  : mse_window(o, H, rlo, rhi, &ls, &lzp, &lerr);
+                  : mse_window(o, H, rlo, rhi, best, &ls, &lzp, &lerr);
     if (d >= 0.0 && d < best) {
       best = d;
       best_a = a;
@@ -415,13 +457,17 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
     return;
   size_t B = o->bins;
   bool kl = o->s.observer.kind == QUILL_OBSERVER_KL;
+  bool mse = o->s.observer.kind == QUILL_OBSERVER_MSE;
   /* cum (B + 1) and, for kl, the adjusted counts (B) and the prefix sums
-   * cnz and hlh (B + 1 each), in one block */
-  size_t len = (B + 1 + (kl ? 3 * B + 2 : 0)) * sizeof(double);
+   * cnz and hlh (B + 1 each), for mse the prefix sums m1 and m2 (B + 1
+   * each), in one block */
+  size_t len =
+      (B + 1 + (kl ? 3 * B + 2 : 0) + (mse ? 2 * B + 2 : 0)) * sizeof(double);
   double *cum = quill_alloc(o->ctx, len);
   if (!cum)
     return; /* out of memory: fall back to min/max */
-  histo H = {o->hist + c * B, B, o->hlo[c], o->hw[c], 0.0, cum, NULL, NULL};
+  histo H = {o->hist + c * B, B, o->hlo[c], o->hw[c], 0.0, cum,
+             NULL, NULL, NULL, NULL};
   if (kl) {
     double *h = cum + B + 1, *cnz = h + B, *hlh = cnz + B + 1;
     flatten_zero_bin(o, &H, h);
@@ -433,6 +479,17 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
     }
     H.cnz = cnz;
     H.hlh = hlh;
+  }
+  if (mse) {
+    double *m1 = cum + B + 1, *m2 = m1 + B + 1;
+    m1[0] = m2[0] = 0.0;
+    for (size_t b = 0; b < B; b++) {
+      double x = (double)b + 0.5;
+      m1[b + 1] = m1[b] + H.h[b] * x;
+      m2[b + 1] = m2[b] + H.h[b] * x * x;
+    }
+    H.m1 = m1;
+    H.m2 = m2;
   }
   cum[0] = 0.0;
   for (size_t b = 0; b < B; b++)
