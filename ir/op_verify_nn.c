@@ -15,6 +15,8 @@
  * Float ops need float operands of one element type; quantized operands are
  * accepted where a quantized kernel exists (their parameters may differ).
  */
+#include <string.h>
+
 #include "ir/op_verify.h"
 
 /* ---- window attributes ------------------------------------------------- */
@@ -387,6 +389,11 @@ quill_status quill_verify_batch_norm(quill_context *ctx, const quill_op *op) {
 }
 
 /* layer_norm x scale [bias] {axis = -1, epsilon} */
+/* layer_norm's arithmetic: "f64" statistics rounded once (the default), or
+ * "f32", every step in f32 as TFLite's float builtins compute it
+ * (targets/reference/kernels_norm.c). */
+static const char *const layer_norm_numerics[] = {"f64", "f32", NULL};
+
 quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   quill_status st =
       quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
@@ -395,9 +402,15 @@ quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   int64_t axis;
   unsigned ax;
   double eps;
+  const char *numerics;
   if (quill_vop_attr_int(ctx, op, "axis", -1, &axis) ||
-      quill_vop_attr_float(ctx, op, "epsilon", 1e-5, &eps))
+      quill_vop_attr_float(ctx, op, "epsilon", 1e-5, &eps) ||
+      quill_vop_attr_choice(ctx, op, "numerics", "f64", layer_norm_numerics,
+                            &numerics))
     return QUILL_ERR_INVALID;
+  if (strcmp(numerics, "f32") == 0 &&
+      quill_type_kind_of(quill_vop_operand_elem(op, 0)) != QUILL_TYPE_F32)
+    return quill_vop_fail(ctx, op, "numerics \"f32\" needs an f32 operand");
   if (!quill_shape_norm_axis(axis, xs.rank, &ax))
     return quill_vop_fail(ctx, op, "attribute 'axis' (%lld) is out of range "
                                    "for rank %u",
