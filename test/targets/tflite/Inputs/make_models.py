@@ -962,6 +962,26 @@ def activation_ops(rng):
           consts=[lambda g: g.const((1 + rng.standard_normal(48) * 0.2)
                                     .astype(F32), tensor([48], "f32"))],
           lsb_opt=1)
+    # lstm: one float UNIDIRECTIONAL_SEQUENCE_LSTM. Quill's reference sums
+    # each gate in double and rounds the state to f32 once per step; TFLite
+    # sums in f32 and has its own sigmoid and tanh: a gate sum of K = in +
+    # hidden = 24 products is off by at most about K * 2^-24 relative, the
+    # activations' slopes are at most 1, and the forget gate (< 1) shrinks
+    # what earlier steps left: within the 1e-5 relative float bound.
+    def lstm_w(rows, cols, scale):
+        return lambda g: g.const(
+            (rng.standard_normal((rows, cols)) * scale).astype(F32),
+            tensor([rows, cols], "f32"))
+
+    def lstm_b(g):
+        return g.const((rng.standard_normal(128) * 0.1).astype(F32),
+                       tensor([128], "f32"))
+    model("lstm_f32", "lstm %s, %s, %s, %s", [[6, 2, 8]], [6, 2, 16],
+          "UNIDIRECTIONAL_SEQUENCE_LSTM, time major, ONNX gates i o f c",
+          consts=[lstm_w(64, 8, 0.4), lstm_w(64, 16, 0.3), lstm_b])
+    model("lstm_nobias_f32", "lstm %s, %s, %s", [[3, 1, 5]], [3, 1, 4],
+          "UNIDIRECTIONAL_SEQUENCE_LSTM without bias",
+          consts=[lstm_w(16, 5, 0.5), lstm_w(16, 4, 0.5)])
     model("resize_bilinear_align_qdq", 'resize %s {mode = "linear", '
           'coordinate_transformation_mode = "align_corners"}', [[1, 2, 4, 4]],
           [1, 2, 7, 7], "RESIZE_BILINEAR int8 align_corners", out_q=qt(sx, zx),

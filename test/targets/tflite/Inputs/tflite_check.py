@@ -476,6 +476,7 @@ def cmd_schema(args):
         "TENSORMAP": "TensorMap", "SIGDEF": "SignatureDef",
         "CONV2D": "Conv2DOptions", "DWCONV": "DepthwiseConv2DOptions",
         "POOL": "Pool2DOptions", "FC": "FullyConnectedOptions",
+        "USLSTM": "UnidirectionalSequenceLSTMOptions",
         "SOFTMAX": "SoftmaxOptions", "CONCAT": "ConcatenationOptions",
         "ADD": "AddOptions", "MUL": "MulOptions", "RESHAPE": "ReshapeOptions",
         "REDUCER": "ReducerOptions", "RESIZE_BILINEAR": "ResizeBilinearOptions",
