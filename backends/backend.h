@@ -118,6 +118,12 @@ bool quill_backend_equalize(const quill_backend *b);
 bool quill_backend_equalize_relu6(const quill_backend *b);
 bool quill_backend_bias_correction(const quill_backend *b);
 
+/* The arithmetic of the float layer_norms of a quantized model (config key
+ * `layer_norm_numerics`, default "f64"): "f64" or "f32", the value the
+ * `quantize` pass gives each layer_norm's `numerics` attribute. Constant
+ * string, not freed. */
+const char *quill_backend_layer_norm_numerics(const quill_backend *b);
+
 /* The plugin that completes this backend (config key `plugin.name`):
  * quantizing with the config needs it loaded (quill_plugin_load); NULL if
  * the config has no `plugin`. */

@@ -15,6 +15,8 @@
  * Float ops need float operands of one element type; quantized operands are
  * accepted where a quantized kernel exists (their parameters may differ).
  */
+#include <string.h>
+
 #include "ir/op_verify.h"
 
 /* ---- window attributes ------------------------------------------------- */
@@ -387,6 +389,11 @@ quill_status quill_verify_batch_norm(quill_context *ctx, const quill_op *op) {
 }
 
 /* layer_norm x scale [bias] {axis = -1, epsilon} */
+/* layer_norm's arithmetic: "f64" statistics rounded once (the default), or
+ * "f32", every step in f32 as TFLite's float builtins compute it
+ * (targets/reference/kernels_norm.c). */
+static const char *const layer_norm_numerics[] = {"f64", "f32", NULL};
+
 quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   quill_status st =
       quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
@@ -395,9 +402,15 @@ quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   int64_t axis;
   unsigned ax;
   double eps;
+  const char *numerics;
   if (quill_vop_attr_int(ctx, op, "axis", -1, &axis) ||
-      quill_vop_attr_float(ctx, op, "epsilon", 1e-5, &eps))
+      quill_vop_attr_float(ctx, op, "epsilon", 1e-5, &eps) ||
+      quill_vop_attr_choice(ctx, op, "numerics", "f64", layer_norm_numerics,
+                            &numerics))
     return QUILL_ERR_INVALID;
+  if (strcmp(numerics, "f32") == 0 &&
+      quill_type_kind_of(quill_vop_operand_elem(op, 0)) != QUILL_TYPE_F32)
+    return quill_vop_fail(ctx, op, "numerics \"f32\" needs an f32 operand");
   if (!quill_shape_norm_axis(axis, xs.rank, &ax))
     return quill_vop_fail(ctx, op, "attribute 'axis' (%lld) is out of range "
                                    "for rank %u",
@@ -423,6 +436,43 @@ quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   if (quill_vop_expect_result(ctx, op, 0, &xs, quill_vop_operand_elem(op, 0)))
     st = QUILL_ERR_INVALID;
   return st;
+}
+
+/* lstm x [seq, batch, in], w [4h, in], r [4h, h] [, b [8h]] -> y [seq,
+ * batch, h]: ONNX LSTM's forward layer (gate rows i, o, f, c; b = Wb then
+ * Rb), all of one float type. */
+quill_status quill_verify_lstm(quill_context *ctx, const quill_op *op) {
+  quill_status st =
+      quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
+  if (st)
+    return st;
+  quill_type *e = quill_vop_operand_elem(op, 0);
+  quill_shape x, w, r, b;
+  quill_vop_operand_shape(op, 0, &x);
+  quill_vop_operand_shape(op, 1, &w);
+  quill_vop_operand_shape(op, 2, &r);
+  for (unsigned i = 1; i < quill_op_num_operands(op); i++)
+    if (quill_vop_expect_operand_like(ctx, op, i, e))
+      return QUILL_ERR_INVALID;
+  if (x.rank != 3 || w.rank != 2 || r.rank != 2)
+    return quill_vop_fail(ctx, op, "x must be [seq, batch, in], w [4*hidden, "
+                                   "in] and r [4*hidden, hidden]");
+  int64_t h = r.dims[1];
+  if (h <= 0 || r.dims[0] != 4 * h || w.dims[0] != 4 * h ||
+      w.dims[1] != x.dims[2])
+    return quill_vop_fail(ctx, op, "w must be [4*hidden, in] = [%lld, %lld] "
+                                   "and r [4*hidden, hidden]",
+                          (long long)(4 * h), (long long)x.dims[2]);
+  if (quill_op_num_operands(op) > 3) {
+    quill_vop_operand_shape(op, 3, &b);
+    if (b.rank != 1 || b.dims[0] != 8 * h)
+      return quill_vop_fail(ctx, op, "b must be [8*hidden] = [%lld]",
+                            (long long)(8 * h));
+  }
+  quill_shape y;
+  int64_t yd[3] = {x.dims[0], x.dims[1], h};
+  quill_shape_set(&y, 3, yd);
+  return quill_vop_expect_result(ctx, op, 0, &y, e);
 }
 
 /* ---- pooling ----------------------------------------------------------- */

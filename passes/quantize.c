@@ -45,7 +45,8 @@
  * Every fake_quant must be calibrated (have `quant`); each one that is not
  * is reported, and the pass changes nothing. Statistics: num-quantized
  * (activation Q/DQ pairs), num-weights, num-biases, num-shared,
- * num-constants.
+ * num-constants, num-layer-norm-numerics (layer_norms given the backend's
+ * layer_norm_numerics, "f32" for tflite-int8: TFLite's float steps).
  */
 #include <float.h>
 #include <math.h>
@@ -65,7 +66,7 @@ typedef struct qrun {
   char *keep_text;
   const char **keep;
   size_t num_keep, keep_cap;
-  uint64_t n_act, n_weights, n_biases, n_shared, n_consts;
+  uint64_t n_act, n_weights, n_biases, n_shared, n_consts, n_norms;
 } qrun;
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -554,6 +555,25 @@ static quill_status check_calibrated(qrun *r, quill_module *m) {
   return st;
 }
 
+/* An f32 layer_norm gets the backend's `numerics` (its layer_norm_numerics)
+ * unless it has its own: tflite-int8's "f32" computes TFLite's float
+ * builtins' steps, so that the exported model equals the interpreter. */
+static quill_status set_layer_norm_numerics(qrun *r, quill_op *op) {
+  if (!r->b || quill_op_opcode(op) != QUILL_OP_LAYER_NORM ||
+      quill_op_attr(op, "numerics"))
+    return QUILL_OK;
+  const char *n = quill_backend_layer_norm_numerics(r->b);
+  const quill_type *t = quill_value_type(quill_op_operand(op, 0));
+  if (strcmp(n, "f64") == 0 || !is_float_tensor(t) ||
+      quill_type_kind_of(quill_type_elem(t)) != QUILL_TYPE_F32)
+    return QUILL_OK;
+  const quill_attr *a = quill_attr_string(r->ctx, n, strlen(n));
+  quill_status st = a ? quill_op_set_attr(op, "numerics", a) : QUILL_ERR_NOMEM;
+  if (!st)
+    r->n_norms++;
+  return st;
+}
+
 static quill_status run(quill_pass_state *ps, quill_module *m) {
   qrun r = {.ps = ps, .ctx = quill_pass_context(ps),
             .rounding = QUILL_ROUND_HALF_EVEN, .bias_i32 = true};
@@ -572,7 +592,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
       if (quill_op_opcode(op) == QUILL_OP_FAKE_QUANT)
         st = rewrite_fake_quant(&r, op);
       else if (!(st = rewrite_bias(&r, op)) &&
-               !(st = rewrite_constant_data(&r, op)))
+               !(st = rewrite_constant_data(&r, op)) &&
+               !(st = set_layer_norm_numerics(&r, op)))
         st = rewrite_shared(&r, op);
       if (st)
         break;
@@ -591,8 +612,10 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
     quill_pass_stat_add(ps, "num-shared", r.n_shared);
   if (r.n_consts)
     quill_pass_stat_add(ps, "num-constants", r.n_consts);
-  uint64_t total =
-      r.n_act + r.n_weights + r.n_biases + r.n_shared + r.n_consts;
+  if (r.n_norms)
+    quill_pass_stat_add(ps, "num-layer-norm-numerics", r.n_norms);
+  uint64_t total = r.n_act + r.n_weights + r.n_biases + r.n_shared +
+                   r.n_consts + r.n_norms;
   if (!total)
     quill_pass_mark_unchanged(ps);
   return QUILL_OK;

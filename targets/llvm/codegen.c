@@ -236,8 +236,13 @@ static quill_status check_graph(cg *c) {
     const char *why = l->lower && l->supports ? l->supports(op) : NULL;
     if (!l->lower) {
       quill_error(c->ctx, quill_op_loc(op),
-                  "op '%s' is not supported by target 'llvm'",
-                  quill_op_name(op));
+                  "op '%s' is not supported by target 'llvm'%s",
+                  quill_op_name(op),
+                  quill_op_opcode(op) == QUILL_OP_LSTM
+                      ? " (not lowered yet: import the ONNX model, whose "
+                        "LSTM nodes the importer unrolls into gemm, slice, "
+                        "sigmoid, tanh, mul and add)"
+                      : "");
       st = QUILL_ERR_UNSUPPORTED;
     } else if (why) {
       quill_error(c->ctx, quill_op_loc(op),

@@ -25,7 +25,9 @@
  *               evaluated left to right as the reference does (+ 0.0 when
  *               there is no bias); scale and bias are read through views
  *               broadcast to the normalized shape, so they may be graph
- *               inputs as well as constants.
+ *               inputs as well as constants. With numerics = "f32" every
+ *               step is f32 instead, the sums one accumulator each in row
+ *               order (row_sum_f32), as the reference's layer_norm_f32.
  *
  * Operands are views with any strides (transposes, NHWC layouts, slices).
  * The loop nests drop dims of size 1 and merge a dim into the one before
@@ -314,6 +316,28 @@ static LLVMValueRef row_sum8(cg *c, LLVMValueRef row, int64_t n,
   return cg_tree_sum(c, c->t_f64, part, 8);
 }
 
+/* numerics = "f32": the sum of a dense row of n doubles (each an f32
+ * value; with mean: of the f32 (v - mean)^2) added in order into one f32
+ * sum, as TFLite's MEAN does (the reference's layer_norm_f32). Not
+ * vectorized: the order is sequential. */
+static LLVMValueRef row_sum_f32(cg *c, LLVMValueRef row, int64_t n,
+                                LLVMValueRef acc, LLVMValueRef mean) {
+  cg_store(c, cg_f32c(c, 0.0), acc, 4);
+  cg_loop l;
+  cg_for(c, &l, 0, n, 1);
+  LLVMValueRef v = LLVMBuildFPTrunc(
+      c->b, cg_load(c, c->t_f64, cg_gep(c, c->t_f64, row, l.i), 8), c->t_f32,
+      "");
+  if (mean) {
+    v = LLVMBuildFSub(c->b, v, mean, "");
+    v = LLVMBuildFMul(c->b, v, v, "");
+  }
+  cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, acc, 4), v, ""), acc,
+           4);
+  cg_loop_end(c, &l);
+  return cg_load(c, c->t_f32, acc, 4);
+}
+
 CG_LOWER(cg_lower_layer_norm) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
@@ -334,6 +358,8 @@ CG_LOWER(cg_lower_layer_norm) {
     return cg_op_error(c, "result shape differs from operand");
   double eps = quill_op_attr_number(op, "epsilon", 1e-5);
   bool has_bias = quill_op_num_operands(op) > 2;
+  const quill_attr *na = quill_op_attr(op, "numerics");
+  bool f32 = na && strcmp(quill_attr_string_value(na, NULL), "f32") == 0;
   /* scale and bias broadcast to the normalized dims x.dims[ax..r) */
   cg_view p[2];
   for (unsigned i = 0; i < 1u + has_bias; i++) {
@@ -398,6 +424,7 @@ CG_LOWER(cg_lower_layer_norm) {
       onstack ? cg_var(c, LLVMArrayType2(c->t_f64, (uint64_t)inner), "xrow")
               : NULL;
   LLVMValueRef part = cg_var(c, LLVMArrayType2(c->t_f64, 8), "part");
+  LLVMValueRef acc = f32 ? cg_var(c, c->t_f32, "acc") : NULL;
   LLVMValueRef n = cg_f64c(c, (double)inner);
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
@@ -419,25 +446,42 @@ CG_LOWER(cg_lower_layer_norm) {
     cg_store(c, v, cg_gep(c, c->t_f64, xb, s0.off[1]), 8);
     nest_end(c, &s0);
   }
-  LLVMValueRef mean = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, NULL),
-                                    n, "mean");
-  LLVMValueRef var = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, mean),
-                                   n, "var");
-  LLVMValueRef se = LLVMBuildFAdd(c->b, var, cg_f64c(c, eps), "");
-  LLVMValueRef sq = cg_intrinsic(c, "llvm.sqrt", &c->t_f64, 1, &se, 1);
-  LLVMValueRef inv = LLVMBuildFDiv(c->b, cg_f64c(c, 1.0), sq, "inv");
+  /* f32: each step rounded to f32 as in the reference's layer_norm_f32
+   * (the statistics' sums in order, 1.0f / sqrtf) */
+  LLVMTypeRef ts = f32 ? c->t_f32 : c->t_f64;
+  LLVMValueRef mean, var;
+  if (f32) {
+    mean = row_sum_f32(c, xb, inner, acc, NULL);
+    mean = LLVMBuildFDiv(c->b, mean, cg_f32c(c, (double)(float)inner), "mean");
+    var = row_sum_f32(c, xb, inner, acc, mean);
+    var = LLVMBuildFDiv(c->b, var, cg_f32c(c, (double)(float)inner), "var");
+  } else {
+    mean = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, NULL), n, "mean");
+    var = LLVMBuildFDiv(c->b, row_sum8(c, xb, inner, part, mean), n, "var");
+  }
+  LLVMValueRef se = LLVMBuildFAdd(
+      c->b, var, f32 ? cg_f32c(c, (double)(float)eps) : cg_f64c(c, eps), "");
+  LLVMValueRef sq = cg_intrinsic(c, "llvm.sqrt", &ts, 1, &se, 1);
+  LLVMValueRef inv = LLVMBuildFDiv(
+      c->b, f32 ? cg_f32c(c, 1.0) : cg_f64c(c, 1.0), sq, "inv");
   /* y = (x - mean) * inv * scale + bias */
   nest_begin(c, &sy, off);
   {
-    LLVMValueRef v = LLVMBuildFSub(
-        c->b, cg_load(c, c->t_f64, cg_gep(c, c->t_f64, xb, sy.off[0]), 8),
-        mean, "");
+    LLVMValueRef v =
+        cg_load(c, c->t_f64, cg_gep(c, c->t_f64, xb, sy.off[0]), 8);
+    LLVMValueRef sv = load_d(c, tp, sb, sy.off[2]);
+    LLVMValueRef bv = has_bias ? load_d(c, tp, bb, sy.off[3]) : cg_f64c(c, 0.0);
+    if (f32) {
+      v = LLVMBuildFPTrunc(c->b, v, c->t_f32, "");
+      sv = LLVMBuildFPTrunc(c->b, sv, c->t_f32, "");
+      bv = LLVMBuildFPTrunc(c->b, bv, c->t_f32, "");
+    }
+    v = LLVMBuildFSub(c->b, v, mean, "");
     v = LLVMBuildFMul(c->b, v, inv, "");
-    v = LLVMBuildFMul(c->b, v, load_d(c, tp, sb, sy.off[2]), "");
-    v = LLVMBuildFAdd(c->b, v,
-                      has_bias ? load_d(c, tp, bb, sy.off[3])
-                               : cg_f64c(c, 0.0),
-                      "");
+    v = LLVMBuildFMul(c->b, v, sv, "");
+    v = LLVMBuildFAdd(c->b, v, bv, "");
+    if (f32)
+      v = LLVMBuildFPExt(c->b, v, c->t_f64, "");
     if (fo.q)
       cg_fused_store(c, &fo, LLVMBuildFPTrunc(c->b, v, c->t_f32, ""), yb,
                      sy.off[1]);

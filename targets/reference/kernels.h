@@ -201,6 +201,9 @@ QUILL_REF_KERNEL(quill_ref_kernel_pool);        /* maxpool avgpool */
 QUILL_REF_KERNEL(quill_ref_kernel_global_pool); /* global_{avg,max}pool */
 const char *quill_ref_supports_pool(const quill_op *op);
 
+/* kernels_rnn.c */
+QUILL_REF_KERNEL(quill_ref_kernel_lstm);
+
 /* kernels_norm.c */
 QUILL_REF_KERNEL(quill_ref_kernel_batch_norm);
 QUILL_REF_KERNEL(quill_ref_kernel_layer_norm);

@@ -10,7 +10,9 @@
  *               and bias broadcast to the normalized shape; mean and
  *               variance each sum the row in 8 partial sums (lane i % 8)
  *               added as a tree at the end (sum8), a fixed order that
- *               vectorizes
+ *               vectorizes; with numerics = "f32" (the tflite-int8
+ *               backend's layer_norms) every step is f32 instead, as
+ *               TFLite's float builtins compute it (layer_norm_f32)
  *   reduce_*    over `axes` (absent: all dims, or nothing with
  *               noop_with_empty_axes = 1), keepdims default 1
  *   softmax     along `axis` (default -1), numerically stable:
@@ -105,6 +107,51 @@ static double sum8(double *p) {
   return p[0];
 }
 
+/* layer_norm {numerics = "f32"}: every step in f32, as TFLite's float
+ * builtins compute the decomposition targets/tflite writes (MEAN,
+ * SQUARED_DIFFERENCE, MEAN, ADD, RSQRT, SUB, MUL, MUL, ADD; reference
+ * kernels): each MEAN adds the row in order into one f32 sum and divides
+ * by (float)n, RSQRT is 1.0f / sqrtf, and every product and sum is
+ * rounded to f32 on its own (no fused multiply-add: C11 contracts nothing
+ * across statements, and each step is one). */
+static quill_status layer_norm_f32(quill_context *ctx, const quill_tensor *x,
+                                   quill_tensor *y, size_t outer, size_t inner,
+                                   double eps, const double *scale,
+                                   const double *bias) {
+  quill_ref_fbuf fx = {0}, fy = {0};
+  quill_status st;
+  if ((st = quill_ref_fbuf_read(ctx, x, &fx)) ||
+      (st = quill_ref_fbuf_write(ctx, y, &fy)))
+    goto done;
+  float n = (float)inner, e = (float)eps;
+  for (size_t o = 0; o < outer; o++) {
+    const float *xp = fx.p + o * inner;
+    float *yp = fy.p + o * inner;
+    float s = 0.0f;
+    for (size_t i = 0; i < inner; i++)
+      s += xp[i];
+    float mean = s / n;
+    float q = 0.0f;
+    for (size_t i = 0; i < inner; i++) {
+      float d = xp[i] - mean;
+      float d2 = d * d;
+      q += d2;
+    }
+    float var = q / n;
+    float ve = var + e;
+    float inv = 1.0f / sqrtf(ve);
+    for (size_t i = 0; i < inner; i++) {
+      float v = (xp[i] - mean) * inv;
+      v = v * (float)scale[i];
+      yp[i] = v + (float)bias[i];
+    }
+  }
+done:
+  quill_ref_fbuf_release(ctx, NULL, &fx);
+  quill_ref_fbuf_release(ctx, st ? NULL : y, &fy);
+  return st;
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_layer_norm) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
@@ -134,6 +181,11 @@ QUILL_REF_KERNEL(quill_ref_kernel_layer_norm) {
     quill_free(ctx, scale, psize);
     return quill_ref_op_error(ctx, op, "scale or bias does not broadcast to "
                                        "the normalized shape");
+  }
+  if (strcmp(quill_ref_attr_str(op, "numerics", "f64"), "f32") == 0) {
+    st = layer_norm_f32(ctx, x, y, outer, inner, eps, scale, bias);
+    quill_free(ctx, scale, psize);
+    return st;
   }
   for (size_t o = 0; o < outer; o++) {
     size_t base = o * inner;

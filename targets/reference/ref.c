@@ -424,6 +424,7 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_GEMM] = {quill_ref_kernel_gemm, quill_ref_supports_linalg},
     [QUILL_OP_BATCH_NORM] = {quill_ref_kernel_batch_norm, quill_ref_supports_float},
     [QUILL_OP_LAYER_NORM] = {quill_ref_kernel_layer_norm, quill_ref_supports_float},
+    [QUILL_OP_LSTM] = {quill_ref_kernel_lstm, quill_ref_supports_float},
     /* pooling and reductions */
     [QUILL_OP_MAXPOOL] = {quill_ref_kernel_pool, quill_ref_supports_pool},
     [QUILL_OP_AVGPOOL] = {quill_ref_kernel_pool, quill_ref_supports_pool},

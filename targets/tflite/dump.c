@@ -88,6 +88,11 @@ static const opt_field tconv_f[] = {{"padding", 0, 'b', 0},
                                     {"stride_h", 2, 'i', 0},
                                     {"act", 3, 'b', 0},
                                     {0}};
+static const opt_field uslstm_f[] = {{"act", 0, 'b', 0},
+                                     {"cell_clip", 1, 'f', 0},
+                                     {"proj_clip", 2, 'f', 0},
+                                     {"time_major", 3, 'B', 0},
+                                     {0}};
 static const opt_field none_f[] = {{0}};
 
 static const opt_desc opt_descs[] = {
@@ -115,6 +120,7 @@ static const opt_desc opt_descs[] = {
     {TFL_OPT_SplitOptions, split_f},
     {TFL_OPT_SplitVOptions, split_f},
     {TFL_OPT_TransposeConvOptions, tconv_f},
+    {TFL_OPT_UnidirectionalSequenceLSTMOptions, uslstm_f},
 };
 
 static const char *type_name(int t) {

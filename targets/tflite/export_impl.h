@@ -49,6 +49,7 @@ typedef struct tx_tensor {
   float *scale;
   int64_t *zero_point;
   int32_t qdim;        /* quantized_dimension */
+  bool is_variable;    /* a state the op keeps between invocations */
 } tx_tensor;
 
 enum { TXO_BOOL, TXO_I8, TXO_I32, TXO_F32, TXO_VEC_I32 };
@@ -335,6 +336,9 @@ quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_batch_norm(tflite_exporter *ex, const quill_op *op);
 quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
+
+/* ops_rnn.c */
+quill_status tx_write_lstm(tflite_exporter *ex, const quill_op *op);
 
 /* ops_nn.c */
 quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op);

@@ -77,6 +77,8 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_LAYER_NORM] = {tx_write_layer_norm,
                              "MEAN, SQUARED_DIFFERENCE, RSQRT, SUB, MUL, ADD", NO, false,
                              0, 0},
+    /* one float layer, the reference kernel's definition (ops_rnn.c) */
+    [QUILL_OP_LSTM] = {tx_write_lstm, "UNIDIRECTIONAL_SEQUENCE_LSTM", NO, false, 0, 0},
     [QUILL_OP_MATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
     [QUILL_OP_GEMM] = {tx_write_gemm, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
     /* pooling and reductions */

@@ -43,15 +43,19 @@
  *   m = MEAN(x, axes)          v = MEAN(SQUARED_DIFFERENCE(x, m), axes)
  *   y = (x - m) * RSQRT(v + epsilon) * scale + bias
  *
- * The reference interpreter accumulates the statistics in double and
- * rounds once; TFLite computes each step in f32, so float results differ
- * in the last bits (about 1e-6 relative), and a quantized graph (which
- * keeps the op float between dequantize and quantize) may be one step
- * apart next to a rounding boundary (convnext_tiny of the model zoo: 1 or
- * 2 of 301056 values after its first block's layer_norm, 3 steps at the
- * output after later layers; tflite_bisect.py). Bit-exactness would need
- * an f32 layer_norm computing this sequence in the interpreter and the
- * LLVM target.
+ * With numerics = "f32" (what `quantize` gives the layer_norms of a
+ * tflite-int8 model) Quill computes exactly these steps: each MEAN one
+ * f32 sum over the row in order divided by (float)n, RSQRT as 1.0f /
+ * sqrtf, every product and sum rounded to f32 on its own
+ * (kernels_norm.c's layer_norm_f32, and the LLVM target): the reference
+ * kernels' results bit for bit (runtime cases layer_norm*_exact). The
+ * optimized kernels sum the MEANs in another order (1 step on a few
+ * values). With the default "f64" (statistics in double, rounded once)
+ * float results are about 1e-6 relative apart, and a quantized graph
+ * lands 1 step apart next to a rounding boundary: convnext_tiny (3 steps
+ * at the output) and vit_b_16 (11) of the model zoo were, before
+ * tflite-int8 selected "f32" (tflite_bisect.py: with it, no value of
+ * vit_b_16 differs).
  */
 #include <math.h>
 #include <string.h>

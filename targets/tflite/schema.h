@@ -36,7 +36,8 @@ enum {
   X(RELU, 19) X(RELU_N1_TO_1, 20) X(RELU6, 21) X(RESHAPE, 22)                 \
   X(RESIZE_BILINEAR, 23) X(SOFTMAX, 25) X(TANH, 28) X(CUSTOM, 32)             \
   X(PAD, 34) X(GATHER, 36) X(TRANSPOSE, 39) X(MEAN, 40) X(SUB, 41)            \
-  X(DIV, 42) X(SQUEEZE, 43) X(STRIDED_SLICE, 45) X(EXP, 47) X(SPLIT, 49)      \
+  X(DIV, 42) X(SQUEEZE, 43) X(UNIDIRECTIONAL_SEQUENCE_LSTM, 44)              \
+  X(STRIDED_SLICE, 45) X(EXP, 47) X(SPLIT, 49)      \
   X(LOG_SOFTMAX, 50) X(CAST, 53) X(PRELU, 54) X(MAXIMUM, 55)                  \
   X(MINIMUM, 57) X(LESS, 58) X(NEG, 59) X(PADV2, 60) X(GREATER, 61)           \
   X(SLICE, 65) X(TRANSPOSE_CONV, 67) X(EQUAL, 71) X(LOG, 73) X(SUM, 74)       \
@@ -69,6 +70,7 @@ enum {
   X(SliceOptions, 48) X(TransposeConvOptions, 49) X(EqualOptions, 53)         \
   X(PowOptions, 56) X(ResizeNearestNeighborOptions, 74)                       \
   X(LeakyReluOptions, 75) X(MirrorPadOptions, 77) X(AbsOptions, 78)           \
+  X(UnidirectionalSequenceLSTMOptions, 71)                                    \
   X(SplitVOptions, 79) X(QuantizeOptions, 89) X(HardSwishOptions, 91)         \
   X(SelectV2Options, 98) X(BatchMatMulOptions, 101) X(GeluOptions, 116)
 
@@ -253,6 +255,13 @@ enum { TFL_GELU_APPROXIMATE = 0 };
 enum {
   TFL_TCONV_PADDING = 0, TFL_TCONV_STRIDE_W = 1, TFL_TCONV_STRIDE_H = 2,
   TFL_TCONV_FUSED_ACTIVATION = 3,
+};
+/* UnidirectionalSequenceLSTMOptions */
+enum {
+  TFL_USLSTM_FUSED_ACTIVATION = 0, TFL_USLSTM_CELL_CLIP = 1, /* float */
+  TFL_USLSTM_PROJ_CLIP = 2,                                  /* float */
+  TFL_USLSTM_TIME_MAJOR = 3, TFL_USLSTM_ASYMMETRIC_QUANTIZE_INPUTS = 4,
+  TFL_USLSTM_DIAGONAL_RECURRENT_TENSORS = 5,
 };
 
 #endif /* QUILL_TARGETS_TFLITE_SCHEMA_H */

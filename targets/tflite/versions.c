@@ -250,6 +250,7 @@ static const struct {
     {TFL_OP_TRANSPOSE_CONV, 2, "2.2.0"},  {TFL_OP_TRANSPOSE_CONV, 3, "2.3.0"},
     {TFL_OP_TRANSPOSE_CONV, 4, "2.13.0"}, {TFL_OP_SQUARED_DIFFERENCE, 1, "1.13.1"},
     {TFL_OP_RSQRT, 1, "1.10.0"},
+    {TFL_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, "1.13.1"},
 };
 
 const char *tx_min_runtime(int32_t builtin, int version) {

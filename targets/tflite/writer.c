@@ -101,6 +101,7 @@ static quill_fb_ref write_tensor(quill_fb_builder *b, const tx_tensor *t) {
   quill_fb_add_ref(b, TFL_TENSOR_QUANTIZATION, quant);
   quill_fb_add_ref(b, TFL_TENSOR_SHAPE_SIGNATURE, vsig);
   quill_fb_add_bool(b, TFL_TENSOR_HAS_RANK, true, false);
+  quill_fb_add_bool(b, TFL_TENSOR_IS_VARIABLE, t->is_variable, false);
   return quill_fb_table_end(b);
 }
 

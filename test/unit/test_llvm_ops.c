@@ -297,6 +297,20 @@ static const llvm_case cases[] = {
      "  %t = transpose %x {perm = [1, 0, 2]} : tensor<3x2x8xf32>\n"
      "  %g = layer_norm %t, %s, %b : tensor<3x2x8xf32>\n"
      "  return %a, %c, %d, %e, %g\n}\n", 0, 0, 0, 0, false},
+    /* numerics = "f32": TFLite's f32 steps, bit-exact too */
+    {"layer_norm_numerics_f32",
+     "func @f(%x: tensor<2x3x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, "
+     "%y: tensor<2x5x37xf32>, %s3: tensor<37xf32>) -> (tensor<2x3x8xf32>, "
+     "tensor<2x3x8xf32>, tensor<3x2x8xf32>, tensor<2x5x37xf32>) {\n"
+     "  %a = layer_norm %x, %s, %b {axis = -1, epsilon = 1e-05, numerics = "
+     "\"f32\"} : tensor<2x3x8xf32>\n"
+     "  %c = layer_norm %x, %s {axis = 1, epsilon = 0.001, numerics = "
+     "\"f32\"} : tensor<2x3x8xf32>\n"
+     "  %t = transpose %x {perm = [1, 0, 2]} : tensor<3x2x8xf32>\n"
+     "  %g = layer_norm %t, %s, %b {numerics = \"f32\"} : "
+     "tensor<3x2x8xf32>\n"
+     "  %h = layer_norm %y, %s3 {numerics = \"f32\"} : tensor<2x5x37xf32>\n"
+     "  return %a, %c, %g, %h\n}\n", 0, 0, 0, 0, false},
     {"layer_norm_strided_const_scale",
      "func @f(%x: tensor<4x6x5xf32>) -> (tensor<4x5xf32>, "
      "tensor<5x6x4xf32>) {\n"

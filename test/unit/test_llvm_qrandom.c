@@ -447,7 +447,8 @@ static void gen_qmatmul_act(gen *g) {
  * loops): rows of 1 to 300, u8/i8 in and out with any zero points, every
  * rounding, the input sometimes through a transpose (a strided view), the
  * float result sometimes returned too (then not fused), layer_norm with a
- * random constant scale and sometimes a bias, softmax along the last or
+ * random constant scale, sometimes a bias, in either numerics (f64 or f32
+ * steps), softmax along the last or
  * the middle axis. */
 static void gen_qnorm(gen *g) {
   bool ln = rnd() % 2, trans = rnd() % 4 == 0, both = rnd() % 5 == 0;
@@ -490,9 +491,11 @@ static void gen_qnorm(gen *g) {
            (long long)N);
       free(v);
     }
-    emit(g, "  %%g = layer_norm %%f, %%p0%s {axis = -1, epsilon = 1e-05} : "
+    bool f32n = rnd() % 2; /* TFLite's f32 steps (tflite-int8) */
+    emit(g, "  %%g = layer_norm %%f, %%p0%s {axis = -1, epsilon = 1e-05%s} : "
             "tensor<%lldx%lldx%lldxf32>\n",
-         bias ? ", %p1" : "", (long long)B, (long long)M, (long long)N);
+         bias ? ", %p1" : "", f32n ? ", numerics = \"f32\"" : "",
+         (long long)B, (long long)M, (long long)N);
   } else {
     emit(g, "  %%g = softmax %%f {axis = %d} : tensor<%lldx%lldx%lldxf32>\n",
          axis, (long long)B, (long long)M, (long long)N);

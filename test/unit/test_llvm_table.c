@@ -18,6 +18,9 @@ static const quill_opcode unsupported[] = {
     /* a plugin's op: its meaning is registered at run time (reference
      * evaluator), there is no code to generate for it */
     QUILL_OP_CUSTOM,
+    /* kept whole for the TFLite writer (UNIDIRECTIONAL_SEQUENCE_LSTM); the
+     * ONNX importer unrolls LSTM nodes into lowered ops */
+    QUILL_OP_LSTM,
 };
 
 static bool listed(quill_opcode o) {

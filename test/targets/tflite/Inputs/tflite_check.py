@@ -212,7 +212,11 @@ def cmd_compare(args):
                 row.update(worst)
                 is_float = ("f32" in name or name.startswith("dequantize")) \
                     and not output_step(data)
-                limit = 1e-5 if is_float else float(bound) + args.slack
+                # *_f32exact: a float result equal bit for bit with the
+                # reference kernels (bound 0, not 1e-5 relative)
+                exact = name.endswith("_f32exact")
+                limit = float(bound) if exact else 1e-5 if is_float \
+                    else float(bound) + args.slack
                 limit_opt = 1e-5 if is_float else float(bound_opt) + args.slack
                 ok = worst["REF"] <= limit and worst["NODELEGATE"] <= limit_opt \
                     and worst["AUTO"] <= limit_opt
@@ -472,6 +476,7 @@ def cmd_schema(args):
         "TENSORMAP": "TensorMap", "SIGDEF": "SignatureDef",
         "CONV2D": "Conv2DOptions", "DWCONV": "DepthwiseConv2DOptions",
         "POOL": "Pool2DOptions", "FC": "FullyConnectedOptions",
+        "USLSTM": "UnidirectionalSequenceLSTMOptions",
         "SOFTMAX": "SoftmaxOptions", "CONCAT": "ConcatenationOptions",
         "ADD": "AddOptions", "MUL": "MulOptions", "RESHAPE": "ReshapeOptions",
         "REDUCER": "ReducerOptions", "RESIZE_BILINEAR": "ResizeBilinearOptions",
