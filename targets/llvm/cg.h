@@ -460,6 +460,16 @@ CG_LOWER(cg_lower_qbinary); /* qadd qmul */
 CG_LOWER(cg_lower_lut);
 CG_SUPPORTS(cg_supports_qbinary);
 
+/* fuse_lut.c: dequantize -> elementwise f32 ops with one-element constants
+ * -> quantize, lowered as one 256-entry table lookup. */
+/* The dequantize starting quantize q's chain, or NULL (no chain). */
+const quill_op *cg_qlut_source(const quill_op *q);
+/* op (a dequantize or float op) belongs to a quantize's chain: the
+ * quantize computes it, it emits nothing. */
+bool cg_qlut_fused(const quill_op *op);
+/* Lower quantize q (cg_qlut_source(q) != NULL) as the table lookup. */
+quill_status cg_qlut_emit(cg *c, const quill_op *q);
+
 /* fuse_epi.c: qmatmul -> qadd (a per-column constant) -> lut chains
  * computed in the qmatmul's requantization epilogue. */
 /* The qmatmul whose epilogue computes op (a qadd or lut), or NULL. */

@@ -257,6 +257,15 @@ quill_status cg_plan_values(cg *c) {
       if (cv->last_use < idx)
         cv->last_use = idx;
     }
+    /* a table lookup (fuse_lut.c) reads its dequantize's input */
+    const quill_op *src = quill_op_opcode(op) == QUILL_OP_QUANTIZE
+                              ? cg_qlut_source(op)
+                              : NULL;
+    if (src) {
+      cg_value *cv = cg_val(c, quill_op_operand(src, 0));
+      if (cv->last_use < idx)
+        cv->last_use = idx;
+    }
     idx++;
   }
   /* Graph inputs. */

@@ -20,6 +20,9 @@
  *            loops of fuse_qdq.c (a third as many cases: f32 passes)
  *   epi      qmatmul (constant B) -> qadd of a per-column constant / lut
  *            chains computed in the qmatmul's epilogue (fuse_epi.c)
+ *   qlut     dequantize -> elementwise f32 ops -> quantize, one table
+ *            lookup (fuse_lut.c)
+ *            (qnorm, epi and qlut: a third as many cases each)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -647,6 +650,58 @@ static void gen_epi(gen *g) {
   free(w);
 }
 
+/* dequantize -> 1 to 3 elementwise f32 ops (mul / add / sub / div by a
+ * one-element constant, sigmoid, tanh, relu) -> quantize: fuse_lut.c's
+ * table lookup; u8/i8 in and out with any zero points, the input sometimes
+ * through a transpose (a strided view), every float rounding. */
+static void gen_qlut(gen *g) {
+  int64_t A = rnd_int(1, 4), Bd = rnd_int(1, 9), C = rnd_int(1, 40);
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2, trans = rnd() % 3 == 0;
+  double sx = rnd_range(0.005, 0.1), sy = rnd_range(0.002, 0.05);
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  const char *rounding = roundings[rnd() % 3];
+  int nops = (int)rnd_int(1, 3);
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)(trans ? Bd : A),
+       (long long)(trans ? A : Bd), (long long)C);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> tensor<%lldx%lldx%lldx", (long long)A, (long long)Bd,
+       (long long)C);
+  qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  if (trans) {
+    emit(g, "  %%t = transpose %%x {perm = [1, 0, 2]} : tensor<%lldx%lldx%lldx",
+         (long long)A, (long long)Bd, (long long)C);
+    qtype(g, xu8, sx, zpx);
+    emit(g, ">\n");
+  }
+  emit(g, "  %%v0 = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
+       trans ? "%t" : "%x", (long long)A, (long long)Bd, (long long)C);
+  static const char *const bin[4] = {"mul", "add", "sub", "div"};
+  static const char *const un[3] = {"sigmoid", "tanh", "relu"};
+  for (int i = 0; i < nops; i++) {
+    int k = (int)(rnd() % 7);
+    if (k < 4) {
+      double v = k == 3 ? rnd_range(0.5, 8.0) : rnd_range(-2.0, 2.0);
+      bool first = k != 3 && rnd() % 2;
+      const char *csh = rnd() % 2 ? "1x" : "";
+      emit(g, "  %%c%d = constant {value = dense<%.6g> : tensor<%sf32>} : "
+              "tensor<%sf32>\n",
+           i, v, csh, csh);
+      emit(g, "  %%v%d = %s %s%d, %s%d : tensor<%lldx%lldx%lldxf32>\n", i + 1,
+           bin[k], first ? "%c" : "%v", i, first ? "%v" : "%c", i,
+           (long long)A, (long long)Bd, (long long)C);
+    } else {
+      emit(g, "  %%v%d = %s %%v%d : tensor<%lldx%lldx%lldxf32>\n", i + 1,
+           un[k - 4], i, (long long)A, (long long)Bd, (long long)C);
+    }
+  }
+  emit(g, "  %%y = quantize %%v%d {rounding = \"%s\"} : tensor<%lldx%lldx%lldx",
+       nops, rounding, (long long)A, (long long)Bd, (long long)C);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+}
+
 /* A deterministic conv big enough that its stage is estimated above the
  * threaded entry's minimum and goes through quill_rt_parallel_for:
  * 1x32x24x24 u8 -> 64 channels, 3x3, pads 1, per-channel i8 weights in
@@ -737,8 +792,8 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 6; op++)
-    for (int i = 0; i < (op == 4 ? (ncases + 2) / 3 : ncases); i++) {
+  for (int op = 0; op < 7; op++)
+    for (int i = 0; i < (op >= 4 ? (ncases + 2) / 3 : ncases); i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -753,11 +808,14 @@ int main(int argc, char **argv) {
         gen_qmatmul_act(&g);
       else if (op == 4)
         gen_qnorm(&g);
-      else
+      else if (op == 5)
         gen_epi(&g);
+      else
+        gen_qlut(&g);
       char name[64];
-      static const char *const opn[6] = {"qconv2d", "qmatmul", "qadd/qmul",
-                                         "qmatmul-act", "qnorm", "epi"};
+      static const char *const opn[7] = {"qconv2d", "qmatmul", "qadd/qmul",
+                                         "qmatmul-act", "qnorm", "epi",
+                                         "qlut"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
