@@ -148,23 +148,27 @@ static quill_token lex_string(quill_lexer *lx, size_t start) {
     }
     if (c == '"')
       break;
-    if (c == '\\') {
-      int d = peek_at(lx, 1);
-      if (d == '"' || d == '\\' || d == 'n' || d == 't') {
-        lx->pos += 2;
-      } else if (is_hex(d) && is_hex(peek_at(lx, 2))) {
-        lx->pos += 3;
-      } else if (d < 0 || d == '\n') {
-        quill_error(lx->ctx, open, "unterminated string");
-        return error_tok(lx, start);
-      } else {
-        quill_error(lx->ctx, quill_lexer_here(lx),
-                    "invalid escape sequence in string");
-        return error_tok(lx, start);
-      }
+    if (c != '\\') { /* a run of plain characters (hex blobs: megabytes) */
+      const char *b = lx->buf;
+      size_t i = lx->pos + 1;
+      while (i < lx->len && b[i] != '"' && b[i] != '\\' && b[i] != '\n')
+        i++;
+      lx->pos = i;
       continue;
     }
-    lx->pos++;
+    int d = peek_at(lx, 1); /* an escape */
+    if (d == '"' || d == '\\' || d == 'n' || d == 't') {
+      lx->pos += 2;
+    } else if (is_hex(d) && is_hex(peek_at(lx, 2))) {
+      lx->pos += 3;
+    } else if (d < 0 || d == '\n') {
+      quill_error(lx->ctx, open, "unterminated string");
+      return error_tok(lx, start);
+    } else {
+      quill_error(lx->ctx, quill_lexer_here(lx),
+                  "invalid escape sequence in string");
+      return error_tok(lx, start);
+    }
   }
   lx->pos++; /* closing quote */
   return make(lx, QUILL_TOK_STRING, start, start);

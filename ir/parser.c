@@ -119,18 +119,24 @@ const char *quill_parser_string(quill_parser *p, const quill_token *tok,
   /* The lexer validated the escapes; the token includes both quotes. */
   for (size_t i = 1; i + 1 < tok->len; i++) {
     char c = tok->text[i];
-    if (c == '\\') {
-      char d = tok->text[++i];
-      if (d == 'n')
-        c = '\n';
-      else if (d == 't')
-        c = '\t';
-      else if (d == '"' || d == '\\')
-        c = d;
-      else {
-        c = (char)(hex_value(d) * 16 + hex_value(tok->text[i + 1]));
-        i++;
-      }
+    if (c != '\\') { /* a run without escapes, appended at once */
+      const char *run = tok->text + i;
+      const char *esc = memchr(run, '\\', tok->len - 1 - i);
+      size_t n = esc ? (size_t)(esc - run) : tok->len - 1 - i;
+      quill_strbuf_append(&p->scratch, run, n);
+      i += n - 1;
+      continue;
+    }
+    char d = tok->text[++i];
+    if (d == 'n')
+      c = '\n';
+    else if (d == 't')
+      c = '\t';
+    else if (d == '"' || d == '\\')
+      c = d;
+    else {
+      c = (char)(hex_value(d) * 16 + hex_value(tok->text[i + 1]));
+      i++;
     }
     quill_strbuf_putc(&p->scratch, c);
   }

@@ -358,6 +358,7 @@ typedef struct cg_requant {
   size_t pad;        /* extra elements in those globals (vector tails) */
   bool noclamp;      /* fixed point only: R(v) modulo 2^32, no zp/clamp
                         (zp must be 0): qadd's intermediate terms */
+  struct cg_epi *epi; /* ops fused after the requantization (fuse_epi.c) */
 } cg_requant;
 
 /* Set up from the op's attributes and types: in_scale * w_scales[c] /
@@ -458,6 +459,33 @@ CG_SUPPORTS(cg_supports_qconv2d);
 CG_LOWER(cg_lower_qbinary); /* qadd qmul */
 CG_LOWER(cg_lower_lut);
 CG_SUPPORTS(cg_supports_qbinary);
+
+/* fuse_lut.c: dequantize -> elementwise f32 ops with one-element constants
+ * -> quantize, lowered as one 256-entry table lookup. */
+/* The dequantize starting quantize q's chain, or NULL (no chain). */
+const quill_op *cg_qlut_source(const quill_op *q);
+/* op (a dequantize or float op) belongs to a quantize's chain: the
+ * quantize computes it, it emits nothing. */
+bool cg_qlut_fused(const quill_op *op);
+/* Lower quantize q (cg_qlut_source(q) != NULL) as the table lookup. */
+quill_status cg_qlut_emit(cg *c, const quill_op *q);
+
+/* fuse_epi.c: qmatmul -> qadd (a per-column constant) -> lut chains
+ * computed in the qmatmul's requantization epilogue. */
+/* The qmatmul whose epilogue computes op (a qadd or lut), or NULL. */
+const quill_op *cg_epi_head(const quill_op *op);
+/* op (a qadd or lut) is computed in a qmatmul's epilogue: it emits nothing. */
+bool cg_epi_is_fused(const quill_op *op);
+/* The last op of the chain fused into qmatmul mm's epilogue, or NULL. */
+const quill_op *cg_epi_last(const quill_op *mm);
+/* Attach mm's chain to rq (cg_requant_apply applies it after the
+ * requantization; cg_requant_free frees it). */
+quill_status cg_epi_attach(cg *c, const quill_op *mm, cg_requant *rq);
+/* The chain applied to requantized i32 lanes v (channels as for
+ * cg_requant_apply); i32 lanes of the last op's storage values. */
+LLVMValueRef cg_epi_apply(cg *c, cg_requant *rq, LLVMValueRef v,
+                          LLVMValueRef ch, bool lanes_are_channels);
+void cg_epi_free(cg *c, struct cg_epi *e);
 
 /* lower_matmul.c */
 CG_LOWER(cg_lower_qmatmul);

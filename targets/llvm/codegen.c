@@ -392,8 +392,8 @@ quill_status cg_compile(quill_context *ctx, const quill_graph *g,
   QUILL_GRAPH_FOREACH(g, op) {
     c->op = op;
     c->op_index = idx++;
-    if (quill_op_opcode(op) == QUILL_OP_RETURN)
-      continue;
+    if (quill_op_opcode(op) == QUILL_OP_RETURN || cg_qlut_fused(op))
+      continue; /* (a table lookup's chain: its quantize computes it) */
     cg_fill_halos(c, op);
     st = cg_lowerings[quill_op_opcode(op)].lower(c, op);
     if (!st)

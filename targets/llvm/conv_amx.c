@@ -229,7 +229,11 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   LLVMValueRef f = LLVMBuildAdd(
       c->b, f0, LLVMBuildAdd(c->b, lr.i, cg_i64c(c, p->TR * ai), ""), "");
   LLVMValueRef oh, ow, keep = LLVMBuildICmp(c->b, LLVMIntSGE, f, from, "");
-  if (p->flat) {
+  if (p->flat && g->OH == 1) {
+    /* one output row (every qmatmul): f < vcount = OW, no division */
+    oh = cg_i64c(c, 0);
+    ow = f;
+  } else if (p->flat) {
     oh = LLVMBuildUDiv(c->b, f, cg_i64c(c, p->pn.Wp), "");
     ow = LLVMBuildURem(c->b, f, cg_i64c(c, p->pn.Wp), "");
     keep = LLVMBuildAnd(

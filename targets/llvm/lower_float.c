@@ -12,14 +12,19 @@
  * bits. batch_norm folds its constant parameters exactly
  * as the reference does (y = x * s + b with s, b rounded from double).
  * softmax computes in f32 in the reference's order (f32_softmax_row),
- * log_softmax in double like the reference. The float conv sums its
+ * log_softmax in double like the reference; a softmax reading a fused
+ * 8-bit dequantize (fuse_qdq.c) takes exp(x - max) from a table: both are
+ * dequantized bytes, so every value it can take is computed at compile
+ * time (exp_table). The float conv sums its
  * products in another order than the reference's GEMM, so it matches only
  * to rounding (relative error about K * 2^-24; tests use 1e-4).
  */
 #include <math.h>
 #include <string.h>
 
+#include "ir/fmath.h"
 #include "targets/llvm/conv.h"
+#include "targets/reference/ref.h"
 
 static bool f32_value(const quill_value *v) {
   quill_type *e = quill_type_elem(quill_value_type(v));
@@ -388,16 +393,29 @@ CG_LOWER(cg_lower_batch_norm) {
 /* ---- softmax ------------------------------------------------------------------------ */
 
 /* One step of the f32 softmax's second pass: e = exp(x[k] - m) (the
- * numerics contract's exp) stored to y[k] (or erow[k] when the result is
+ * numerics contract's exp; with an exp table `row`, row[x[k] - storage
+ * min], the same value) stored to y[k] (or erow[k] when the result is
  * quantized) and added to lane l's partial sum. */
 static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
                     LLVMValueRef xb, LLVMValueRef yb, LLVMValueRef ox,
                     LLVMValueRef oy, LLVMValueRef m, LLVMValueRef part,
-                    LLVMValueRef erow, LLVMValueRef k, LLVMValueRef l) {
+                    LLVMValueRef erow, LLVMValueRef row, LLVMValueRef k,
+                    LLVMValueRef l) {
   LLVMValueRef xo = LLVMBuildAdd(
       c->b, ox, LLVMBuildMul(c->b, k, cg_i64c(c, x->strides[ax]), ""), "");
-  LLVMValueRef v = cg_load_f32_dq(c, x, xb, xo);
-  LLVMValueRef e = cg_fexp(c, LLVMBuildFSub(c->b, v, m, ""));
+  LLVMValueRef e;
+  if (row) {
+    LLVMTypeRef st = cg_elem_type(c, x->elem);
+    LLVMValueRef q = cg_widen_int(
+        c, x->elem, cg_load(c, st, cg_gep(c, st, xb, xo), 1), c->t_i64);
+    q = LLVMBuildSub(
+        c->b, q,
+        cg_i64c(c, quill_type_int_min(quill_type_quant_storage(x->elem))), "");
+    e = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, row, q), 4);
+  } else {
+    LLVMValueRef v = cg_load_f32_dq(c, x, xb, xo);
+    e = cg_fexp(c, LLVMBuildFSub(c->b, v, m, ""));
+  }
   if (erow) {
     cg_store(c, e, cg_gep(c, c->t_f32, erow, k), 4);
   } else {
@@ -409,6 +427,50 @@ static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
   cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, pp, 4), e, ""), pp, 4);
 }
 
+/* For a softmax whose input is a fused dequantize of 8-bit values (scale
+ * > 0, f32), exp(x - max) for every pair (max, x) of those values:
+ * tab[(qmax - min) * 256 + (q - min)] = quill_fexp(d[q] - d[qmax]) with d
+ * the dequantize op's own results (the reference kernel, run at compile
+ * time on all 256 bytes), f32 arithmetic as the loop's. NULL otherwise. */
+static LLVMValueRef exp_table(cg *c, const quill_op *op, const cg_view *x) {
+  const quill_op *dq = quill_value_def(quill_op_operand(op, 0));
+  if (!quill_type_is_quant(x->elem) || !dq ||
+      quill_op_opcode(dq) != QUILL_OP_DEQUANTIZE ||
+      quill_type_quant_axis_of(x->elem) >= 0 ||
+      quill_type_bit_width(quill_type_quant_storage(x->elem)) != 8 ||
+      !(quill_type_quant_scales(x->elem)[0] > 0) ||
+      quill_type_kind_of(quill_type_elem(quill_value_type(
+          quill_op_result(dq, 0)))) != QUILL_TYPE_F32)
+    return NULL;
+  quill_context *ctx = c->ctx;
+  int64_t n = 256, lo = quill_type_int_min(quill_type_quant_storage(x->elem));
+  quill_type *it = quill_type_tensor(ctx, (quill_type *)x->elem, 1, &n);
+  quill_type *ot = quill_type_tensor(
+      ctx, quill_type_scalar(ctx, QUILL_TYPE_F32), 1, &n);
+  quill_tensor in, out;
+  memset(&out, 0, sizeof out);
+  if (!it || !ot || quill_tensor_alloc(ctx, it, &in))
+    return NULL;
+  for (int64_t i = 0; i < n; i++)
+    quill_tensor_set_i64(&in, (size_t)i, lo + i);
+  float *tab = NULL;
+  if (!quill_tensor_alloc(ctx, ot, &out) &&
+      !quill_ref_eval_op(ctx, dq, &in, &out) &&
+      (tab = quill_alloc(ctx, 256 * 256 * sizeof *tab))) {
+    const float *d = out.data;
+    for (int qm = 0; qm < 256; qm++)
+      for (int q = 0; q < 256; q++)
+        tab[qm * 256 + q] = quill_fexp(d[q] - d[qm]);
+  }
+  quill_tensor_free(ctx, &in);
+  quill_tensor_free(ctx, &out);
+  if (!tab)
+    return NULL; /* the loop computes exp itself */
+  LLVMValueRef g = cg_const_global(c, "smexp", tab, 256 * 256 * sizeof *tab);
+  quill_free(ctx, tab, 256 * 256 * sizeof *tab);
+  return g;
+}
+
 /* The f32 softmax of one row, kernels_norm.c's order exactly: m = max
  * (v > m ? v : m in order), e[k] = exp(x[k] - m) written to y with 16
  * partial sums (lane k % 16, in order: the 16-lane loop vectorizes), the
@@ -417,7 +479,7 @@ static void sm_step(cg *c, const cg_view *x, const cg_view *y, unsigned ax,
 static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
                             unsigned ax, int64_t len, LLVMValueRef xb,
                             LLVMValueRef yb, LLVMValueRef ox, LLVMValueRef oy,
-                            const cg_fused_out *fo) {
+                            const cg_fused_out *fo, LLVMValueRef tab) {
   LLVMValueRef mxv = cg_var(c, c->t_f32, "max");
   /* a quantized result: the exponentials wait in a row on the stack */
   LLVMValueRef erow =
@@ -426,7 +488,7 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
   LLVMValueRef part = cg_var(c, LLVMArrayType2(c->t_f32, 16), "part");
   cg_store(c, cg_f32c(c, -INFINITY), mxv, 4);
   cg_loop lk, ll;
-  LLVMValueRef m;
+  LLVMValueRef m, row = NULL;
   if (quill_type_is_quant(x->elem) &&
       quill_type_quant_scales(x->elem)[0] > 0) {
     /* a fused dequantize (fuse_qdq.c): (float)(q - zp) * s is monotone in
@@ -443,8 +505,18 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
         c, x->elem, cg_load(c, st, cg_gep(c, st, xb, xo), 1), c->t_i32);
     cg_store(c, cg_max_s(c, cg_load(c, c->t_i32, mq, 4), q), mq, 4);
     cg_loop_end(c, &lk);
-    m = cg_dequantize_elem(
-        c, x->elem, LLVMBuildTrunc(c->b, cg_load(c, c->t_i32, mq, 4), st, ""));
+    LLVMValueRef qm = cg_load(c, c->t_i32, mq, 4);
+    m = cg_dequantize_elem(c, x->elem, LLVMBuildTrunc(c->b, qm, st, ""));
+    if (tab) /* the table's row of this maximum */
+      row = cg_gep(
+          c, c->t_f32, tab,
+          LLVMBuildMul(
+              c->b,
+              LLVMBuildSub(c->b, LLVMBuildSExt(c->b, qm, c->t_i64, ""),
+                           cg_i64c(c, quill_type_int_min(
+                                          quill_type_quant_storage(x->elem))),
+                           ""),
+              cg_i64c(c, 256), ""));
   } else {
     cg_for(c, &lk, 0, len, 1);
     LLVMValueRef xo = LLVMBuildAdd(
@@ -461,7 +533,7 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
   int64_t nb = len / 16, tail = len % 16;
   cg_for(c, &lk, 0, nb, 1);
   cg_for(c, &ll, 0, 16, 1);
-  sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow,
+  sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow, row,
           LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lk.i, cg_i64c(c, 16), ""),
                        ll.i, ""),
           ll.i);
@@ -469,7 +541,7 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
   cg_loop_end(c, &lk);
   if (tail) {
     cg_for(c, &ll, 0, tail, 1);
-    sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow,
+    sm_step(c, x, y, ax, xb, yb, ox, oy, m, part, erow, row,
             LLVMBuildAdd(c->b, cg_i64c(c, nb * 16), ll.i, ""), ll.i);
     cg_loop_end(c, &ll);
   }
@@ -509,6 +581,7 @@ CG_LOWER(cg_lower_softmax) {
       rows *= x.dims[d];
   if (rows * len == 0)
     return QUILL_OK;
+  LLVMValueRef tab = logsm ? NULL : exp_table(c, op, &x);
   /* rows are enumerated over the other dims in logical order */
   cg_stage_begin(c, quill_op_name(op), rows);
   LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
@@ -524,7 +597,7 @@ CG_LOWER(cg_lower_softmax) {
     oy = LLVMBuildAdd(c->b, oy, LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
   }
   if (!logsm) {
-    f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy, &fo);
+    f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy, &fo, tab);
     cg_loop_end(c, &lt);
     cg_stage_end(c);
     return c->status;

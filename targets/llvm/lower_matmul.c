@@ -201,13 +201,16 @@ static bool try_dot(cg *c, const quill_op *op, const cg_view *a,
 CG_LOWER(cg_lower_qmatmul) {
   cg_view a = cg_value_view(c, quill_op_operand(op, 0));
   cg_view b = cg_value_view(c, quill_op_operand(op, 1));
-  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  /* ops fused into the epilogue (fuse_epi.c): store the last one's result */
+  const quill_op *last = cg_epi_last(op);
+  cg_view y = cg_value_view(c, quill_op_result(last ? last : op, 0));
   cg_mm_geom g;
   quill_status st = cg_mm_geom_init(c, &a, &b, &y, false, false, &g);
   if (st)
     return st;
   cg_qlinear q;
-  if ((st = cg_qlinear_init(c, op, (size_t)g.N, &q))) {
+  if ((st = cg_qlinear_init(c, op, (size_t)g.N, &q)) ||
+      (st = cg_epi_attach(c, op, &q.rq))) {
     cg_qlinear_free(c, &q);
     return st;
   }

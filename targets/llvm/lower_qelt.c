@@ -178,6 +178,8 @@ static const char *str_attr(const quill_op *op, const char *name,
 }
 
 CG_LOWER(cg_lower_qbinary) {
+  if (cg_epi_is_fused(op))
+    return QUILL_OK; /* computed in a qmatmul's epilogue (fuse_epi.c) */
   qbin k;
   memset(&k, 0, sizeof k);
   k.add = quill_op_opcode(op) == QUILL_OP_QADD;
@@ -257,6 +259,8 @@ static LLVMValueRef lut_fn(cg *c, void *ud, LLVMValueRef *in) {
 }
 
 CG_LOWER(cg_lower_lut) {
+  if (cg_epi_is_fused(op))
+    return QUILL_OK; /* computed in a qmatmul's epilogue (fuse_epi.c) */
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   const quill_attr *t = quill_op_attr(op, "table");

@@ -236,6 +236,8 @@ LLVMValueRef cg_quantize_elem(cg *c, const quill_type *e, quill_rounding r,
 CG_LOWER(cg_lower_quantize) {
   if (cg_quantize_is_fused(op))
     return QUILL_OK; /* stored by its producer (fuse_qdq.c) */
+  if (cg_qlut_source(op))
+    return cg_qlut_emit(c, op); /* a table lookup (fuse_lut.c) */
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   cg_view ins[5] = {x};

@@ -257,6 +257,15 @@ quill_status cg_plan_values(cg *c) {
       if (cv->last_use < idx)
         cv->last_use = idx;
     }
+    /* a table lookup (fuse_lut.c) reads its dequantize's input */
+    const quill_op *src = quill_op_opcode(op) == QUILL_OP_QUANTIZE
+                              ? cg_qlut_source(op)
+                              : NULL;
+    if (src) {
+      cg_value *cv = cg_val(c, quill_op_operand(src, 0));
+      if (cv->last_use < idx)
+        cv->last_use = idx;
+    }
     idx++;
   }
   /* Graph inputs. */
@@ -327,10 +336,14 @@ quill_status cg_plan_values(cg *c) {
         bytes = (size_t)(w->dims[0] * Hp * Wp * C) *
                 quill_type_elem_bytes(w->elem);
       }
-      /* a quantize stored by its producer (fuse_qdq.c) is live from there */
+      /* a quantize stored by its producer (fuse_qdq.c), or the end of a
+       * qmatmul's epilogue chain (fuse_epi.c), is live from there */
+      const quill_op *head = cg_epi_head(op);
       int first = quill_op_opcode(op) == QUILL_OP_QUANTIZE &&
                           cg_quantize_is_fused(op)
                       ? cg_val(c, quill_op_operand(op, 0))->def
+                  : head && cg_epi_last(head) == op
+                      ? cg_val(c, quill_op_result(head, 0))->def
                       : idx;
       cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, first, idx);
     }

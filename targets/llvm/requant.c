@@ -103,6 +103,7 @@ quill_status cg_requant_init(cg *c, const quill_op *op, double in_scale,
 }
 
 void cg_requant_free(cg *c, cg_requant *rq) {
+  cg_epi_free(c, rq->epi);
   quill_free(c->ctx, rq->mult, rq->n * sizeof(int32_t));
   quill_free(c->ctx, rq->shift, rq->n * sizeof(int32_t));
   quill_free(c->ctx, rq->scale, rq->n * sizeof(float));
@@ -436,9 +437,9 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
     return acc;
   if (!ch)
     ch = cg_i64c(c, 0);
-  if (!rq->fixed)
-    return float_path(c, rq, acc, ch, lanes_are_channels);
-  return fixed_path(c, rq, acc, ch, lanes_are_channels);
+  LLVMValueRef r = rq->fixed ? fixed_path(c, rq, acc, ch, lanes_are_channels)
+                             : float_path(c, rq, acc, ch, lanes_are_channels);
+  return rq->epi ? cg_epi_apply(c, rq, r, ch, lanes_are_channels) : r;
 }
 
 LLVMValueRef cg_requant_apply_i64(cg *c, cg_requant *rq, LLVMValueRef acc,

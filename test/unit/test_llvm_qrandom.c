@@ -18,6 +18,11 @@
  *            attention shapes (64 x 64 x ~64): qmatmul_act.c's kernels
  *   qnorm    dequantize -> softmax / layer_norm -> quantize, the fused
  *            loops of fuse_qdq.c (a third as many cases: f32 passes)
+ *   epi      qmatmul (constant B) -> qadd of a per-column constant / lut
+ *            chains computed in the qmatmul's epilogue (fuse_epi.c)
+ *   qlut     dequantize -> elementwise f32 ops -> quantize, one table
+ *            lookup (fuse_lut.c)
+ *            (qnorm, epi and qlut: a third as many cases each)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -547,6 +552,159 @@ static void gen_qbin(gen *g) {
   emit(g, ">\n  return %%y\n}\n");
 }
 
+/* qmatmul (constant 2-D B) followed by a chain of elementwise ops that
+ * fuse_epi.c computes in its epilogue: a qadd (float form, either operand
+ * order) of a per-column constant ([N], [1xN] or [1x1xN]) and/or luts,
+ * u8/i8 everywhere with any zero points; sometimes the qadd's result is
+ * returned too (then the lut after it is not fused). Rows up to 40 so
+ * that the AMX kernel's 32-row blocks and partial tiles are reached. */
+static void gen_epi(gen *g) {
+  int64_t B = rnd() % 3 == 0 ? rnd_int(2, 3) : 0;
+  int64_t M = rnd_int(1, 40), K = rnd() % 2 ? 4 * rnd_int(4, 24) : rnd_int(1, 70);
+  int64_t N = rnd() % 2 ? 16 * rnd_int(1, 4) : rnd_int(1, 50);
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2, cu8 = rnd() % 2, au8 = rnd() % 2;
+  bool lu8 = rnd() % 2, bias = rnd() % 2, both = rnd() % 6 == 0;
+  int mode = (int)(rnd() % 4); /* qadd, qadd+lut, lut, qadd+lut+lut */
+  bool add = mode != 2;
+  int nlut = mode == 0 ? 0 : mode == 3 ? 2 : 1;
+  unsigned cdims = (unsigned)rnd_int(1, B ? 3 : 2), slot = rnd() % 2;
+  const char *rounding = roundings[rnd() % 3];
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sx = rnd_range(0.005, 0.05);
+  wparams *w = malloc(sizeof *w);
+  random_wparams(w, N);
+  double sy = sx * w->scales[0] * sqrt((double)K) * 60.0 * rnd_range(0.2, 3.0) /
+              127;
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sc = rnd_range(0.2, 2.0) * sy, sa = (sy + sc) * rnd_range(0.3, 1.5);
+  int64_t zpc = cu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpa = au8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  char pre[16] = "", ysh[64];
+  if (B)
+    snprintf(pre, sizeof pre, "%lldx", (long long)B);
+  snprintf(ysh, sizeof ysh, "%s%lldx%lld", pre, (long long)M, (long long)N);
+  bool lastu8 = nlut ? lu8 : au8;
+  emit(g, "func @f(%%a: tensor<%s%lldx%lldx", pre, (long long)M, (long long)K);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> (tensor<%sx", ysh);
+  qtype(g, lastu8, nlut ? 0.02 : sa, nlut ? 3 : zpa);
+  if (both && add && nlut) {
+    emit(g, ">, tensor<%sx", ysh);
+    qtype(g, au8, sa, zpa);
+  }
+  emit(g, ">) {\n");
+  size_t nb = (size_t)(K * N);
+  uint8_t *d = malloc(nb > 256 ? nb : 256);
+  for (size_t i = 0; i < nb; i++)
+    d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-127, 127));
+  emit(g, "  %%b = constant {value = dense<");
+  hex_bytes(g, d, nb);
+  emit(g, "> : tensor<%lldx%lldx", (long long)K, (long long)N);
+  wtype(g, w, 1);
+  emit(g, ">} : tensor<%lldx%lldx", (long long)K, (long long)N);
+  wtype(g, w, 1);
+  emit(g, ">\n");
+  if (bias) {
+    int32_t *b = malloc((size_t)N * 4);
+    for (int64_t i = 0; i < N; i++)
+      b[i] = (int32_t)rnd_int(-20000, 20000);
+    emit(g, "  %%c = constant {value = dense<");
+    hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
+    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+         (long long)N);
+    free(b);
+  }
+  emit(g, "  %%v0 = qmatmul %%a, %%b%s {", bias ? ", %c" : "");
+  bool fixed;
+  requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
+  emit(g, "} : tensor<%sx", ysh);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">\n");
+  int v = 0;
+  if (add) {
+    for (int64_t i = 0; i < N; i++)
+      d[i] = (uint8_t)rnd_int(cu8 ? 0 : -128, cu8 ? 255 : 127);
+    char csh[64];
+    snprintf(csh, sizeof csh, "%s%lld", cdims == 3 ? "1x1x" : cdims == 2 ? "1x" : "",
+             (long long)N);
+    emit(g, "  %%k = constant {value = dense<");
+    hex_bytes(g, d, (size_t)N);
+    emit(g, "> : tensor<%sx", csh);
+    qtype(g, cu8, sc, zpc);
+    emit(g, ">} : tensor<%sx", csh);
+    qtype(g, cu8, sc, zpc);
+    emit(g, ">\n  %%v1 = qadd %s, %s {rounding = \"%s\"} : tensor<%sx",
+         slot ? "%k" : "%v0", slot ? "%v0" : "%k", rounding, ysh);
+    qtype(g, au8, sa, zpa);
+    emit(g, ">\n");
+    v = 1;
+  }
+  for (int l = 0; l < nlut; l++, v++) {
+    for (int i = 0; i < 256; i++)
+      d[i] = (uint8_t)rnd_int(lu8 ? 0 : -128, lu8 ? 255 : 127);
+    emit(g, "  %%v%d = lut %%v%d {table = dense<", v + 1, v);
+    hex_bytes(g, d, 256);
+    emit(g, "> : tensor<256x%s>} : tensor<%sx", lu8 ? "u8" : "i8", ysh);
+    qtype(g, lu8, 0.02, 3);
+    emit(g, ">\n");
+  }
+  emit(g, "  return %%v%d%s\n}\n", v, both && add && nlut ? ", %v1" : "");
+  free(d);
+  free(w);
+}
+
+/* dequantize -> 1 to 3 elementwise f32 ops (mul / add / sub / div by a
+ * one-element constant, sigmoid, tanh, relu) -> quantize: fuse_lut.c's
+ * table lookup; u8/i8 in and out with any zero points, the input sometimes
+ * through a transpose (a strided view), every float rounding. */
+static void gen_qlut(gen *g) {
+  int64_t A = rnd_int(1, 4), Bd = rnd_int(1, 9), C = rnd_int(1, 40);
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2, trans = rnd() % 3 == 0;
+  double sx = rnd_range(0.005, 0.1), sy = rnd_range(0.002, 0.05);
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  const char *rounding = roundings[rnd() % 3];
+  int nops = (int)rnd_int(1, 3);
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)(trans ? Bd : A),
+       (long long)(trans ? A : Bd), (long long)C);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> tensor<%lldx%lldx%lldx", (long long)A, (long long)Bd,
+       (long long)C);
+  qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  if (trans) {
+    emit(g, "  %%t = transpose %%x {perm = [1, 0, 2]} : tensor<%lldx%lldx%lldx",
+         (long long)A, (long long)Bd, (long long)C);
+    qtype(g, xu8, sx, zpx);
+    emit(g, ">\n");
+  }
+  emit(g, "  %%v0 = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
+       trans ? "%t" : "%x", (long long)A, (long long)Bd, (long long)C);
+  static const char *const bin[4] = {"mul", "add", "sub", "div"};
+  static const char *const un[3] = {"sigmoid", "tanh", "relu"};
+  for (int i = 0; i < nops; i++) {
+    int k = (int)(rnd() % 7);
+    if (k < 4) {
+      double v = k == 3 ? rnd_range(0.5, 8.0) : rnd_range(-2.0, 2.0);
+      bool first = k != 3 && rnd() % 2;
+      const char *csh = rnd() % 2 ? "1x" : "";
+      emit(g, "  %%c%d = constant {value = dense<%.6g> : tensor<%sf32>} : "
+              "tensor<%sf32>\n",
+           i, v, csh, csh);
+      emit(g, "  %%v%d = %s %s%d, %s%d : tensor<%lldx%lldx%lldxf32>\n", i + 1,
+           bin[k], first ? "%c" : "%v", i, first ? "%v" : "%c", i,
+           (long long)A, (long long)Bd, (long long)C);
+    } else {
+      emit(g, "  %%v%d = %s %%v%d : tensor<%lldx%lldx%lldxf32>\n", i + 1,
+           un[k - 4], i, (long long)A, (long long)Bd, (long long)C);
+    }
+  }
+  emit(g, "  %%y = quantize %%v%d {rounding = \"%s\"} : tensor<%lldx%lldx%lldx",
+       nops, rounding, (long long)A, (long long)Bd, (long long)C);
+  qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+}
+
 /* A deterministic conv big enough that its stage is estimated above the
  * threaded entry's minimum and goes through quill_rt_parallel_for:
  * 1x32x24x24 u8 -> 64 channels, 3x3, pads 1, per-channel i8 weights in
@@ -637,8 +795,8 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 5; op++)
-    for (int i = 0; i < (op == 4 ? (ncases + 2) / 3 : ncases); i++) {
+  for (int op = 0; op < 7; op++)
+    for (int i = 0; i < (op >= 4 ? (ncases + 2) / 3 : ncases); i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -651,11 +809,16 @@ int main(int argc, char **argv) {
         gen_qbin(&g);
       else if (op == 3)
         gen_qmatmul_act(&g);
-      else
+      else if (op == 4)
         gen_qnorm(&g);
+      else if (op == 5)
+        gen_epi(&g);
+      else
+        gen_qlut(&g);
       char name[64];
-      static const char *const opn[5] = {"qconv2d", "qmatmul", "qadd/qmul",
-                                         "qmatmul-act", "qnorm"};
+      static const char *const opn[7] = {"qconv2d", "qmatmul", "qadd/qmul",
+                                         "qmatmul-act", "qnorm", "epi",
+                                         "qlut"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
