@@ -32,8 +32,10 @@ are the least over the runs (other processes only ever add time).
 
 --peak: the efficiency view of the one-thread run instead (needs no second
 thread): per stage its MACs (qconv2d / qmatmul, read from m.qir; depthwise
-included), its least CPU time and the share of the vpdpbusd peak of one
-core that those MACs at that time are (bench-llvm-kernels --peak, measured
+included), its least CPU time, the share of the vpdpbusd peak of one
+core that those MACs at that time are, and the activation bytes the op
+reads and writes per second (GB/s: for memory-bound stages, depthwise
+convs, adds, pools; weights not counted) (bench-llvm-kernels --peak, measured
 in the same run, before and after, the higher kept), summed per kind of
 stage (dot, panel, qadd, ...) at the end:
 
@@ -76,6 +78,7 @@ def op_macs(qir):
     1-based position (the K of the stage names q.K.<stage>), from the result
     type and the weight's shape (its defining line)."""
     shapes, macs, k = {}, {}, 0
+    nbytes, consts = {}, set()
     rx = re.compile(r"^\s*%(\w+) = (\w+) (.*)$")
     for line in open(qir):
         m = rx.match(line)
@@ -87,6 +90,21 @@ def op_macs(qir):
         if ts:
             shapes[name] = [int(d) for d in ts[-1].split("x")]
         ops = re.findall(r"%(\w+)", rest.split("{")[0])
+        if ts and op != "constant":
+            # activation bytes read and written (8-bit: one per element;
+            # f32 tensors four), constants (weights) left out
+            def size(name, t):
+                n = 1
+                for d in shapes.get(name, []):
+                    n *= d
+                return n * (4 if t and "xf32" in t else 1)
+            elt = re.findall(r"tensor<[0-9x]+x([^,>]*)", rest)
+            nbytes[str(k)] = size(name, "xf32" if elt and elt[-1] == "f32"
+                                  else "") + sum(
+                size(o, "") for o in ops if o in shapes and
+                o not in consts)
+        if op == "constant":
+            consts.add(name)
         if op == "qconv2d" and len(ops) >= 2 and ops[1] in shapes:
             y, w = shapes[name], shapes[ops[1]]
             macs[str(k)] = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3]
@@ -96,7 +114,7 @@ def op_macs(qir):
             for d in y:
                 n *= d
             macs[str(k)] = n * b[-2]
-    return macs
+    return macs, nbytes
 
 
 def peak_gmacs(build):
@@ -106,7 +124,7 @@ def peak_gmacs(build):
 
 
 def print_peak(a, stages, total, names, peak):
-    macs = op_macs(a.qir)
+    macs, nbytes = op_macs(a.qir)
     one = total["serial_cpu_us"] + sum(s["cc"] for s in stages)
     allm = sum(macs.values())
     print("%s, isa %s, 1 thread: CPU %.0f us (serial %.0f us), %.3f GMAC, "
@@ -116,25 +134,27 @@ def print_peak(a, stages, total, names, peak):
               100 * allm / (one * 1e-6) / (peak * 1e9) if peak else 0,
               allm / (peak * 1e3) if peak else 0))
     print()
-    print("%-28s %6s %10s %9s %9s %7s" % ("stage", "tasks", "MMAC", "t1 us",
-                                          "ideal us", "% peak"))
+    print("%-28s %6s %10s %9s %9s %7s %7s" % (
+        "stage", "tasks", "MMAC", "t1 us", "ideal us", "% peak", "GB/s"))
     kinds = {}
     for s in stages:
         n = names.get(s["off"], "?")
         parts = n.split(".")
         val = parts[1] if len(parts) > 2 else ""
         kind = parts[2] if len(parts) > 2 else n
-        mc = macs.get(val, 0) if kind in ("dot", "amx", "dw", "conv",
+        mc = macs.get(val, 0) if kind in ("dot", "amx", "dwconv", "conv",
                                           "qconv2d", "qmatmul") else 0
+        nb = nbytes.get(val, 0) if kind not in ("halo", "panel") else 0
         ideal = mc / (peak * 1e3) if peak else 0
         k = kinds.setdefault(kind, [0, 0.0, 0.0, 0])
         k[0] += mc
         k[1] += s["cc"]
         k[2] += ideal
         k[3] += 1
-        print("%-28s %6d %10.1f %9.1f %9.1f %7s" % (
+        print("%-28s %6d %10.1f %9.1f %9.1f %7s %7s" % (
             n, s["ntasks"], mc * 1e-6, s["cc"], ideal,
-            "%.0f%%" % (100 * ideal / s["cc"]) if mc and s["cc"] else ""))
+            "%.0f%%" % (100 * ideal / s["cc"]) if mc and s["cc"] else "",
+            "%.1f" % (nb / s["cc"] * 1e-3) if nb and s["cc"] else ""))
     print()
     print("%-28s %6s %10s %9s %9s %7s" % ("kind", "stages", "MMAC", "t1 us",
                                           "ideal us", "% peak"))
