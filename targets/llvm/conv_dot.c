@@ -318,6 +318,7 @@ typedef struct kstate {
   const cg_dot_args *a;
   const dot_plan *p;
   LLVMValueRef panel, wtile, biasp, yb;
+  LLVMValueRef ob; /* a fused qadd's other operand (fuse_add.c) */
   LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
   LLVMValueRef acc[12 * 4];
   LLVMTypeRef vt; /* <VL x i32> */
@@ -362,9 +363,22 @@ static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
   }
 }
 
-/* Panel and output element offsets of flattened pixel p. */
+/* Element offset of pixel (oh, ow) of image n, channel chbase, in v. */
+static LLVMValueRef view_offset(cg *c, const kstate *s, const cg_view *v,
+                                LLVMValueRef oh, LLVMValueRef ow) {
+  LLVMValueRef o = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, v->strides[0]), ""),
+      LLVMBuildMul(c->b, oh, cg_i64c(c, v->strides[2]), ""), "");
+  o = LLVMBuildAdd(c->b, o,
+                   LLVMBuildMul(c->b, ow, cg_i64c(c, v->strides[3]), ""), "");
+  return LLVMBuildAdd(c->b, o, s->chbase, "");
+}
+
+/* Panel and output element offsets of flattened pixel p (and in a fused
+ * qadd's other operand, *bo, when bo). */
 static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
-                          LLVMValueRef *xo, LLVMValueRef *yo) {
+                          LLVMValueRef *xo, LLVMValueRef *yo,
+                          LLVMValueRef *bo) {
   const cg_conv_geom *g = &s->a->g;
   const cg_panel *pn = &s->p->pn;
   const cg_view *y = &s->a->y;
@@ -376,12 +390,9 @@ static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
   *xo = LLVMBuildAdd(c->b, x,
                      LLVMBuildMul(c->b, ow, cg_i64c(c, g->sw * pn->s_col), ""),
                      "");
-  LLVMValueRef yy = LLVMBuildAdd(
-      c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, y->strides[0]), ""),
-      LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), "");
-  yy = LLVMBuildAdd(c->b, yy,
-                    LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""), "");
-  *yo = LLVMBuildAdd(c->b, yy, s->chbase, "");
+  *yo = view_offset(c, s, y, oh, ow);
+  if (bo)
+    *bo = view_offset(c, s, &s->a->add->other, oh, ow);
 }
 
 /* Channel steps per trip of the innermost loop: the largest divisor of C4
@@ -470,6 +481,16 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
   }
 }
 
+/* The fused qadd of the conv's requantized value r and the other
+ * operand's o (both i32 vectors of storage values), in the qadd's operand
+ * order. */
+static LLVMValueRef fused_add(cg *c, const cg_conv_add *fa, LLVMValueRef r,
+                              LLVMValueRef o) {
+  return fa->conv_operand == 0
+             ? cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, r, o)
+             : cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, o, r);
+}
+
 /* One tile of P pixels starting at flattened pixel p0. When the tile
  * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
  * from pixel 0; otherwise each pixel's offsets are computed on entry.
@@ -486,16 +507,20 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
   LLVMTypeRef pt = p->u8panel ? c->t_i8 : c->t_i16;
   int64_t wvec = wvec_bytes(p);
   bool inrow = g->OW % p->PIX == 0 && P == p->PIX;
-  LLVMValueRef xo[12], yo[12];
+  LLVMValueRef xo[12], yo[12], bo[12];
+  const cg_conv_add *fa = a->add;
   for (unsigned q = 0; q < P; q++) {
     if (q > 0 && inrow) {
       xo[q] = LLVMBuildAdd(c->b, xo[0],
                            cg_i64c(c, (int64_t)q * g->sw * pn->s_col), "");
       yo[q] = LLVMBuildAdd(c->b, yo[0],
                            cg_i64c(c, (int64_t)q * a->y.strides[3]), "");
+      if (fa)
+        bo[q] = LLVMBuildAdd(c->b, bo[0],
+                             cg_i64c(c, (int64_t)q * fa->other.strides[3]), "");
     } else {
       pixel_offsets(c, s, LLVMBuildAdd(c->b, p0, cg_i64c(c, q), ""), &xo[q],
-                    &yo[q]);
+                    &yo[q], fa ? &bo[q] : NULL);
     }
   }
   if (PC > P) {
@@ -550,12 +575,16 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
         cg_store(c, x0, ap, 64);
         cg_store(c, x1, bp, 64);
       }
-  /* epilogue: requantize and store each vector of each pixel */
+  /* epilogue: requantize and store each vector of each pixel (with a
+   * fused qadd: the requantized value and the other operand's vector go
+   * through the qadd, whose result is stored) */
   const cg_view *y = &a->y;
   bool raw = a->rq->raw;
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, VL);
   unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
+  LLVMTypeRef oet = fa ? cg_elem_type(c, fa->other.elem) : NULL;
+  LLVMTypeRef ovt = fa ? LLVMVectorType(oet, VL) : NULL;
   for (unsigned v = 0; v < OCB; v++) {
     LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
     /* lanes left in this vector: valid - v*VL */
@@ -564,17 +593,29 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
     for (unsigned q = 0; q < P; q++) {
       r[q] = cg_requant_apply(c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64),
                               ch, true);
-      if (!raw)
+      if (!raw && !fa)
         r[q] = LLVMBuildTrunc(c->b, r[q], yvt, "");
     }
     cg_if fu;
     cg_if_begin(c, &fu,
                 LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, VL), ""));
-    for (unsigned q = 0; q < P; q++)
-      cg_store(c, r[q],
+    for (unsigned q = 0; q < P; q++) {
+      LLVMValueRef val = r[q];
+      if (fa) {
+        LLVMValueRef ov = cg_widen_int(
+            c, fa->other.elem,
+            cg_load(c, ovt,
+                    cg_gep(c, oet, s->ob,
+                           LLVMBuildAdd(c->b, bo[q], cg_i64c(c, v * VL), "")),
+                    1),
+            vt);
+        val = LLVMBuildTrunc(c->b, fused_add(c, fa, r[q], ov), yvt, "");
+      }
+      cg_store(c, val,
                cg_gep(c, yet, s->yb,
                       LLVMBuildAdd(c->b, yo[q], cg_i64c(c, v * VL), "")),
                yal);
+    }
     cg_if_else(c, &fu);
     cg_if fp;
     cg_if_begin(c, &fp,
@@ -586,14 +627,29 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0) {
                                       LLVMConstVector(lanes, VL),
                                       cg_splat(c, left, VL), "");
     LLVMTypeRef ov[2] = {yvt, c->t_ptr};
-    for (unsigned q = 0; q < P; q++)
+    LLVMTypeRef olt[2] = {ovt, c->t_ptr};
+    for (unsigned q = 0; q < P; q++) {
+      LLVMValueRef val = r[q];
+      if (fa) { /* the other operand's lanes past the channels: not read */
+        LLVMValueRef o = cg_intrinsic(
+            c, "llvm.masked.load", olt, 2,
+            (LLVMValueRef[]){cg_gep(c, oet, s->ob,
+                                    LLVMBuildAdd(c->b, bo[q],
+                                                 cg_i64c(c, v * VL), "")),
+                             cg_i32c(c, 1), mask, LLVMConstNull(ovt)},
+            4);
+        val = LLVMBuildTrunc(
+            c->b, fused_add(c, fa, r[q], cg_widen_int(c, fa->other.elem, o, vt)),
+            yvt, "");
+      }
       cg_intrinsic(c, "llvm.masked.store", ov, 2,
-                   (LLVMValueRef[]){r[q],
+                   (LLVMValueRef[]){val,
                                     cg_gep(c, yet, s->yb,
                                            LLVMBuildAdd(c->b, yo[q],
                                                         cg_i64c(c, v * VL), "")),
                                     cg_i32c(c, yal), mask},
                    4);
+    }
     cg_if_end(c, &fp);
     cg_if_end(c, &fu);
   }
@@ -619,6 +675,8 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   s.vt = LLVMVectorType(c->t_i32, p->VL);
   LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
   s.yb = cg_view_base(c, &a->y);
+  if (a->add)
+    s.ob = cg_view_base(c, &a->add->other);
   s.biasp = bg;
   for (unsigned i = 0; i < p->PIX * p->OCB; i++) {
     s.acc[i] = cg_var(c, s.vt, "acc");

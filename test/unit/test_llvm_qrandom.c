@@ -18,6 +18,9 @@
  *            attention shapes (64 x 64 x ~64): qmatmul_act.c's kernels
  *   qnorm    dequantize -> softmax / layer_norm -> quantize, the fused
  *            loops of fuse_qdq.c (a third as many cases: f32 passes)
+ *   qconv-add  qconv2d -> qadd (+ relu) -> 1x1 qconv2d, the residual add
+ *            in the conv's epilogue (fuse_add.c), or its own stage where
+ *            the path or the graph does not allow it (half as many cases)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -544,6 +547,119 @@ static void gen_qbin(gen *g) {
   emit(g, ">\n  return %%y\n}\n");
 }
 
+/* ---- qconv2d -> qadd (a residual block's end, fuse_add.c) --------------- */
+
+/* A constant weight of M x Cg x K x K (i8 per tensor, centered). */
+static void const_weight(gen *g, const char *name, int64_t M, int64_t Cg,
+                         int64_t K, double scale) {
+  size_t n = (size_t)(M * Cg * K * K);
+  uint8_t *d = malloc(n);
+  for (size_t i = 0; i < n; i++)
+    d[i] = (uint8_t)rnd_int(-127, 127);
+  emit(g, "  %%%s = constant {value = dense<", name);
+  hex_bytes(g, d, n);
+  emit(g, "> : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+       (long long)K, (long long)K);
+  qtype(g, false, scale, 0);
+  emit(g, ">} : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+       (long long)K, (long long)K);
+  qtype(g, false, scale, 0);
+  emit(g, ">\n");
+  free(d);
+}
+
+/* A conv whose one user is a qadd with a tensor computed before it (a 1x1
+ * conv of a second input, so channels-last like a ResNet skip) and whose
+ * sum feeds a 1x1 conv: the qadd runs in the conv's epilogue on the dot
+ * paths (on amx, or with the two convs' order swapped, or the sum also
+ * returned, it is its own stage). Any conv geometry and requantization,
+ * M channels with partial vectors, u8/i8 everywhere, the qadd's float
+ * form with every rounding and sometimes a relu-like clamp. */
+static void gen_qconv_add(gen *g) {
+  int64_t N = rnd_int(1, 2);
+  int64_t C = rnd() % 2 ? 4 * rnd_int(1, 12) : rnd_int(1, 20);
+  int64_t M = rnd() % 2 ? 16 * rnd_int(1, 4) : rnd_int(1, 70);
+  int64_t K = rnd() % 3 ? 3 : 1, st = rnd_int(1, 2);
+  int64_t pad = K == 3 ? rnd_int(0, 1) : 0;
+  int64_t H = rnd_int(K, 13), W = rnd_int(K, 13);
+  int64_t OH = (H + 2 * pad - K) / st + 1, OW = (W + 2 * pad - K) / st + 1;
+  int64_t C2 = rnd_int(1, 24), M3 = rnd_int(1, 20);
+  bool u8x = rnd() % 2, u8r = rnd() % 2, u8y = rnd() % 2, u8s = rnd() % 2,
+       u8a = rnd() % 2;
+  double sx = rnd_range(0.005, 0.05), sr = rnd_range(0.005, 0.05);
+  double sy = rnd_range(0.02, 0.3), ss = rnd_range(0.02, 0.3);
+  double sa = (sy + ss) * rnd_range(0.3, 1.5), sz = rnd_range(0.05, 0.5);
+  int64_t zpx = u8x ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpr = u8r ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpy = u8y ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zps = u8s ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpa = u8a ? rnd_int(0, 255) : rnd_int(-128, 127);
+  bool skip_first = rnd() % 4 != 0, conv_lhs = rnd() % 2,
+       ret_sum = rnd() % 5 == 0;
+  const char *rnd_a = roundings[rnd() % 3]; /* the float form */
+  char xs[64], rs[64], ys[64], zs[64];
+  snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lld", (long long)N, (long long)C,
+           (long long)H, (long long)W);
+  snprintf(rs, sizeof rs, "%lldx%lldx%lldx%lld", (long long)N, (long long)C2,
+           (long long)OH, (long long)OW);
+  snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lld", (long long)N, (long long)M,
+           (long long)OH, (long long)OW);
+  snprintf(zs, sizeof zs, "%lldx%lldx%lldx%lld", (long long)N, (long long)M3,
+           (long long)OH, (long long)OW);
+  emit(g, "func @f(%%x: tensor<%sx", xs);
+  qtype(g, u8x, sx, zpx);
+  emit(g, ">, %%r: tensor<%sx", rs);
+  qtype(g, u8r, sr, zpr);
+  emit(g, ">) -> (tensor<%sx", zs);
+  qtype(g, true, sz, 0);
+  if (ret_sum) {
+    emit(g, ">, tensor<%sx", ys);
+    qtype(g, u8a, sa, zpa);
+  }
+  emit(g, ">) {\n");
+  const_weight(g, "w1", M, C2, 1, rnd_range(0.002, 0.02));
+  const_weight(g, "w", M, C, K, rnd_range(0.002, 0.02));
+  const_weight(g, "w3", M3, M, 1, rnd_range(0.002, 0.02));
+  for (int k = 0; k < 2; k++) {
+    if ((k == 0) == skip_first) {
+      emit(g, "  %%s = qconv2d %%r, %%w1 {rounding = \"half_even\"} : "
+              "tensor<%sx", ys);
+      qtype(g, u8s, ss, zps);
+      emit(g, ">\n");
+    } else {
+      emit(g, "  %%y = qconv2d %%x, %%w {strides = [%lld, %lld], pads = "
+              "[%lld, %lld, %lld, %lld], ",
+           (long long)st, (long long)st, (long long)pad, (long long)pad,
+           (long long)pad, (long long)pad);
+      wparams *w = malloc(sizeof *w);
+      random_wparams(w, M);
+      w->u8 = false;
+      w->axis = false;
+      w->n = 1;
+      w->zps[0] = 0;
+      bool fixed;
+      requant_attrs(g, &fixed, sx, w, sy, M, roundings[rnd() % 4], u8y);
+      free(w);
+      emit(g, "} : tensor<%sx", ys);
+      qtype(g, u8y, sy, zpy);
+      emit(g, ">\n");
+    }
+  }
+  emit(g, "  %%a = qadd %s {rounding = \"%s\"",
+       conv_lhs ? "%y, %s" : "%s, %y", rnd_a);
+  if (rnd() % 2) { /* relu: the result's zero point as act_min */
+    int64_t qmax = u8a ? 255 : 127;
+    emit(g, ", act_min = %lld, act_max = %lld", (long long)zpa,
+         (long long)qmax);
+  }
+  emit(g, "} : tensor<%sx", ys);
+  qtype(g, u8a, sa, zpa);
+  emit(g, ">\n  %%z = qconv2d %%a, %%w3 {rounding = \"half_even\"} : "
+          "tensor<%sx", zs);
+  qtype(g, true, sz, 0);
+  emit(g, ">\n  return %%z%s\n}\n", ret_sum ? ", %a" : "");
+}
+
 /* A deterministic conv big enough that its stage is estimated above the
  * threaded entry's minimum and goes through quill_rt_parallel_for:
  * 1x32x24x24 u8 -> 64 channels, 3x3, pads 1, per-channel i8 weights in
@@ -634,8 +750,11 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 5; op++)
-    for (int i = 0; i < (op == 4 ? (ncases + 2) / 3 : ncases); i++) {
+  for (int op = 0; op < 6; op++)
+    for (int i = 0; i < (op == 4   ? (ncases + 2) / 3
+                         : op == 5 ? (ncases + 1) / 2
+                                   : ncases);
+         i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -648,11 +767,14 @@ int main(int argc, char **argv) {
         gen_qbin(&g);
       else if (op == 3)
         gen_qmatmul_act(&g);
-      else
+      else if (op == 4)
         gen_qnorm(&g);
+      else
+        gen_qconv_add(&g);
       char name[64];
-      static const char *const opn[5] = {"qconv2d", "qmatmul", "qadd/qmul",
-                                         "qmatmul-act", "qnorm"};
+      static const char *const opn[6] = {"qconv2d",     "qmatmul",
+                                         "qadd/qmul",   "qmatmul-act",
+                                         "qnorm",       "qconv-add"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
