@@ -9,7 +9,8 @@
  *            u8/i8 activations with any zero point, i8/u8 weights per
  *            tensor or per output channel with zero or random zero points,
  *            constant or runtime weights and bias, no bias, quantized u8/i8
- *            or raw i32 results
+ *            or raw i32 results; deep 3x3 convs (256-320 channels, 49-96
+ *            out: K blocking on the zmm paths)
  *   qmatmul  batched A, constant or runtime B (2-D or batched), per-column
  *            weights, bias
  *   qadd/qmul  the float form, u8/i8 operands with numpy broadcasting
@@ -164,8 +165,12 @@ static void requant_attrs(gen *g, bool *fixed_out, double sx,
 
 static void gen_qconv(gen *g) {
   int64_t N = rnd_int(1, 2), G, Cg, Mg;
-  int kind = (int)(rnd() % 7);
-  if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
+  int kind = (int)(rnd() % 8);
+  if (kind == 7) { /* deep 3x3 convs: K blocking (conv_dot.c) on zmm paths */
+    G = 1;
+    Cg = rnd() % 2 ? 4 * rnd_int(64, 80) : rnd_int(256, 320);
+    Mg = rnd_int(49, 96);
+  } else if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
     G = 1;
     int r = (int)(rnd() % 4);
     Cg = r == 0 ? rnd_int(2, 3) /* 7x7 row windows */
@@ -190,11 +195,13 @@ static void gen_qconv(gen *g) {
     KH = KW = rnd() % 2 ? 3 : 1;
   if (kind == 6 && Cg < 4)
     KH = KW = 7;
+  if (kind == 7)
+    KH = KW = 3;
   int64_t sh = rnd_int(1, 3), sw = rnd_int(1, 3);
   int64_t dh = rnd() % 4 == 0 ? 2 : 1, dw = rnd() % 4 == 0 ? 2 : 1;
   int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
           pr = rnd_int(0, 2);
-  int64_t hw = kind == 6 ? 36 : 14;
+  int64_t hw = kind == 6 ? 36 : kind == 7 ? 9 : 14;
   int64_t H = rnd_int((KH - 1) * dh + 1, hw), W = rnd_int((KW - 1) * dw + 1, hw);
   if (kind != 6 && rnd() % 5 == 0)
     H = W = 1 + ((KH - 1) * dh > (KW - 1) * dw ? (KH - 1) * dh : (KW - 1) * dw);
