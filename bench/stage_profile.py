@@ -29,6 +29,17 @@ the other core's data count), and `measured` is the wall time (on a loaded
 machine it says little; the two bounds do not depend on the load). Times
 are the least over the runs (other processes only ever add time).
 --stages lists every stage (the 20 longest otherwise).
+
+--peak: the efficiency view of the one-thread run instead (needs no second
+thread): per stage its MACs (qconv2d / qmatmul, read from m.qir; depthwise
+included), its least CPU time, the share of the vpdpbusd peak of one
+core that those MACs at that time are, and the activation bytes the op
+reads and writes per second (GB/s: for memory-bound stages, depthwise
+convs, adds, pools; weights not counted) (bench-llvm-kernels --peak, measured
+in the same run, before and after, the higher kept), summed per kind of
+stage (dot, panel, qadd, ...) at the end:
+
+  /usr/bin/python3 bench/stage_profile.py m.qir --isa avx512-vnni --peak
 """
 import argparse
 import os
@@ -62,6 +73,100 @@ def parse(text):
     return stages, total
 
 
+def op_macs(qir):
+    """MACs of each qconv2d / qmatmul of the first function by the op's
+    1-based position (the K of the stage names q.K.<stage>), from the result
+    type and the weight's shape (its defining line)."""
+    shapes, macs, k = {}, {}, 0
+    nbytes, consts = {}, set()
+    rx = re.compile(r"^\s*%(\w+) = (\w+) (.*)$")
+    for line in open(qir):
+        m = rx.match(line)
+        if not m:
+            continue
+        name, op, rest = m.groups()
+        k += 1
+        ts = re.findall(r"tensor<([0-9x]+)x", rest)
+        if ts:
+            shapes[name] = [int(d) for d in ts[-1].split("x")]
+        ops = re.findall(r"%(\w+)", rest.split("{")[0])
+        if ts and op != "constant":
+            # activation bytes read and written (8-bit: one per element;
+            # f32 tensors four), constants (weights) left out
+            def size(name, t):
+                n = 1
+                for d in shapes.get(name, []):
+                    n *= d
+                return n * (4 if t and "xf32" in t else 1)
+            elt = re.findall(r"tensor<[0-9x]+x([^,>]*)", rest)
+            nbytes[str(k)] = size(name, "xf32" if elt and elt[-1] == "f32"
+                                  else "") + sum(
+                size(o, "") for o in ops if o in shapes and
+                o not in consts)
+        if op == "constant":
+            consts.add(name)
+        if op == "qconv2d" and len(ops) >= 2 and ops[1] in shapes:
+            y, w = shapes[name], shapes[ops[1]]
+            macs[str(k)] = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3]
+        elif op == "qmatmul" and len(ops) >= 2 and ops[1] in shapes:
+            y, b = shapes[name], shapes[ops[1]]
+            n = 1
+            for d in y:
+                n *= d
+            macs[str(k)] = n * b[-2]
+    return macs, nbytes
+
+
+def peak_gmacs(build):
+    out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
+    m = re.search(r"VNNI peak [^:]*: ([0-9.]+) GMAC/s", out)
+    return float(m.group(1)) if m else 0.0
+
+
+def print_peak(a, stages, total, names, peak):
+    macs, nbytes = op_macs(a.qir)
+    one = total["serial_cpu_us"] + sum(s["cc"] for s in stages)
+    allm = sum(macs.values())
+    print("%s, isa %s, 1 thread: CPU %.0f us (serial %.0f us), %.3f GMAC, "
+          "vpdpbusd peak %.1f GMAC/s: %.1f%% of peak (ideal %.0f us)" % (
+              os.path.basename(a.qir), a.isa or "auto", one,
+              total["serial_cpu_us"], allm * 1e-9, peak,
+              100 * allm / (one * 1e-6) / (peak * 1e9) if peak else 0,
+              allm / (peak * 1e3) if peak else 0))
+    print()
+    print("%-28s %6s %10s %9s %9s %7s %7s" % (
+        "stage", "tasks", "MMAC", "t1 us", "ideal us", "% peak", "GB/s"))
+    kinds = {}
+    for s in stages:
+        n = names.get(s["off"], "?")
+        parts = n.split(".")
+        val = parts[1] if len(parts) > 2 else ""
+        kind = parts[2] if len(parts) > 2 else n
+        mc = macs.get(val, 0) if kind in ("dot", "amx", "dwconv", "conv",
+                                          "qconv2d", "qmatmul") else 0
+        nb = nbytes.get(val, 0) if kind not in ("halo", "panel") else 0
+        ideal = mc / (peak * 1e3) if peak else 0
+        k = kinds.setdefault(kind, [0, 0.0, 0.0, 0])
+        k[0] += mc
+        k[1] += s["cc"]
+        k[2] += ideal
+        k[3] += 1
+        print("%-28s %6d %10.1f %9.1f %9.1f %7s %7s" % (
+            n, s["ntasks"], mc * 1e-6, s["cc"], ideal,
+            "%.0f%%" % (100 * ideal / s["cc"]) if mc and s["cc"] else "",
+            "%.1f" % (nb / s["cc"] * 1e-3) if nb and s["cc"] else ""))
+    print()
+    print("%-28s %6s %10s %9s %9s %7s" % ("kind", "stages", "MMAC", "t1 us",
+                                          "ideal us", "% peak"))
+    for kind, (mc, t, ideal, cnt) in sorted(kinds.items(),
+                                            key=lambda kv: -kv[1][1]):
+        print("%-28s %6d %10.1f %9.1f %9.1f %7s" % (
+            kind, cnt, mc * 1e-6, t, ideal,
+            "%.0f%%" % (100 * ideal / t) if mc and t else ""))
+    print("%-28s %6s %10s %9.1f" % ("serial (between stages)", "", "",
+                                    total["serial_cpu_us"]))
+
+
 def max_share(ntasks, threads):
     """The fraction of a stage's tasks the busiest thread runs when the
     pool cuts it into min(ntasks, 16 x threads) chunks of sizes within one
@@ -89,7 +194,13 @@ def main():
                     help="compile with --parallel-all: every stage of "
                     "several tasks goes to the pool, so the profile times "
                     "the small ones the cost model keeps on the caller")
+    ap.add_argument("--peak", action="store_true",
+                    help="one-thread run only: per-stage MACs, CPU time "
+                    "and %% of the vpdpbusd peak (implies --parallel-all)")
     a = ap.parse_args()
+    if a.peak:
+        a.parallel_all = True
+        a.threads = max(a.threads, 2)
     work = a.work or tempfile.mkdtemp(prefix="quill-prof-")
     os.makedirs(work, exist_ok=True)
     obj = os.path.join(work, "m.o")
@@ -110,6 +221,13 @@ def main():
     prof = os.path.join(a.build, "bench-stage-profile")
     hdr = os.path.join(work, "m.h")
     runs = {}
+    if a.peak:
+        pk = peak_gmacs(a.build)
+        stages, total = parse(sh([prof, so, hdr, "--threads", "1",
+                                  "--reps", str(a.reps)]))
+        pk = max(pk, peak_gmacs(a.build))
+        print_peak(a, stages, total, names, pk)
+        return 0
     for t in (1, a.threads):
         runs[t] = parse(sh([prof, so, hdr, "--threads", str(t),
                             "--reps", str(a.reps)]))

@@ -21,6 +21,8 @@ path = os.pathsep.join([config.quill_tools_dir, config.llvm_tools_dir,
 config.environment["PATH"] = path
 config.substitutions.append(("%quill_src", config.quill_src_root))
 config.substitutions.append(("%python", config.python_executable))
+# the build directory (bench programs: bench-stage-profile, ...)
+config.substitutions.append(("%quill_bin", config.quill_tools_dir))
 
 # Graphviz's `dot` (Debian graphviz) renders --view-graph=*.svg; tests that
 # need it say `REQUIRES: dot`.

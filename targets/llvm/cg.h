@@ -447,6 +447,40 @@ quill_status cg_fused_out_init(cg *c, const quill_op *op, cg_fused_out *o);
 void cg_fused_store(cg *c, const cg_fused_out *o, LLVMValueRef v,
                     LLVMValueRef base, LLVMValueRef off);
 
+/* fuse_add.c: a qconv2d's residual qadd in the conv's epilogue. */
+typedef struct cg_conv_add {
+  const quill_op *add; /* the qadd, or NULL */
+  unsigned conv_operand; /* which of its operands the conv's result is */
+  cg_view other;       /* the other operand (channels contiguous) */
+  cg_view y;           /* the qadd's result: the conv stores there */
+  bool recip;          /* cg_qadd_recip held: multiply by inv_y */
+  float inv_y;
+} cg_conv_add;
+/* The qadd a qconv2d's result may go through in the conv's epilogue (its
+ * one user, the float form, 8-bit, same shapes, the other operand
+ * computed before the conv), or NULL. Decided from the graph alone: the
+ * memory plan runs before the lowering. */
+const quill_op *cg_fused_qadd(cg *c, const quill_op *conv);
+/* A qadd emitted with the conv that produces an operand (its own
+ * lowering emits nothing). */
+bool cg_qadd_is_fused(cg *c, const quill_op *add);
+/* The views of conv's fused qadd when the epilogue can take it (channels
+ * contiguous in the other operand and the result); false otherwise. */
+bool cg_conv_add_init(cg *c, const quill_op *conv, cg_conv_add *fa);
+
+/* lower_qelt.c: the qadd's float form (operands of at most 16 bits, f32)
+ * on vectors of i32 operand values, lane by lane as the scalar loop;
+ * recip: divide by the result scale as a multiplication by inv_y, which
+ * cg_qadd_recip checked gives the same results for every operand pair
+ * (8-bit operands; it tries them all, once per op). */
+bool cg_qadd_vec_form(const quill_op *op);
+bool cg_qadd_recip(const quill_op *op, float *inv_y);
+LLVMValueRef cg_qadd_vec(cg *c, const quill_op *op, bool recip, float inv_y,
+                         LLVMValueRef a, LLVMValueRef b);
+/* qadd / qmul as its own stage (also a fused qadd whose conv took a path
+ * without the fused epilogue: emitted right after the conv). */
+quill_status cg_qbinary_emit(cg *c, const quill_op *op);
+
 /* lower_dynquant.c */
 CG_LOWER(cg_lower_dynamic_quantize);
 CG_SUPPORTS(cg_supports_dynamic_quantize);

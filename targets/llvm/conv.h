@@ -73,6 +73,7 @@ typedef struct cg_dot_args {
   int64_t zpx;
   cg_requant *rq;
   const cg_value *xv; /* x's value (its halo), or NULL */
+  const cg_conv_add *add; /* a fused residual qadd (y is its result), or NULL */
 } cg_dot_args;
 
 /* Whether a dot kernel handles this (8-bit x, weights that fit, the

@@ -473,12 +473,26 @@ CG_LOWER(cg_lower_qconv2d) {
     return st;
   }
   cg_dot_args a;
+  cg_conv_add fa;
+  bool fused = false; /* the residual qadd in the dot kernel's epilogue */
   if (g.N * g.M * g.OH * g.OW == 0) {
     st = QUILL_OK;
   } else if (q.wide) {
     st = cg_conv_portable(c, op, &g, &q);
   } else if (dot_args(c, op, &g, &q, &a)) {
-    st = cg_dw_applies(c, &a)    ? cg_dw_emit(c, &a)
+    if (!q.rq.raw && cg_conv_add_init(c, op, &fa) && !cg_dw_applies(c, &a) &&
+        cg_dot_applies(c, &a) && !cg_amx_applies(c, &a)) {
+      cg_view y = a.y;
+      a.y = fa.y;
+      a.add = &fa;
+      fused = cg_dot_applies(c, &a);
+      if (!fused) {
+        a.y = y;
+        a.add = NULL;
+      }
+    }
+    st = fused                   ? cg_dot_emit(c, &a)
+         : cg_dw_applies(c, &a)  ? cg_dw_emit(c, &a)
          : cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
                                  : cg_conv_portable(c, op, &g, &q);
     dot_args_free(c, &a);
@@ -486,5 +500,13 @@ CG_LOWER(cg_lower_qconv2d) {
     st = c->status ? c->status : cg_conv_portable(c, op, &g, &q);
   }
   cg_qlinear_free(c, &q);
+  /* a fused qadd the epilogue did not take: its own stage, right here */
+  const quill_op *add = cg_fused_qadd(c, op);
+  if (!st && add && !fused) {
+    const quill_op *self = c->op;
+    c->op = add;
+    st = cg_qbinary_emit(c, add);
+    c->op = self;
+  }
   return st;
 }

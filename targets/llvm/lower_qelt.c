@@ -15,6 +15,8 @@
  * per-tensor multiplier and shift; the inner ones (qadd's R_a, R_b) skip the
  * clamp and wrap to i32 like the reference's int32 sum. Everything is one
  * cg_map over broadcast views, so LLVM vectorizes the contiguous cases.
+ * The float form of qadd also runs on vectors inside a conv's epilogue
+ * (cg_qadd_vec, fuse_add.c), with the same operations per lane.
  */
 #include <math.h>
 #include <string.h>
@@ -56,6 +58,8 @@ typedef struct qbin {
   const quill_type *ae, *be;
   int64_t lo, hi;
   int left;              /* qadd's left shift */
+  bool recip;            /* float form: x * (1/s_y) gives x / s_y's bits */
+  float inv_y;           /* (float)(1 / (float)s_y) */
   cg_requant ra, rb, ry; /* fixed point: per-tensor requantizations */
 } qbin;
 
@@ -92,43 +96,72 @@ static LLVMValueRef fclamp(cg *c, LLVMValueRef v, LLVMValueRef lo,
 }
 
 /* The float form's quotient round_r((f(da)*s_a + f(db)*s_b) / s_y) (or
- * the product) with the differences da, db in `it` and the arithmetic in
- * `ft`, as the reference does it (no contraction), NaN as 0. */
+ * the product) of the differences da, db (w lanes; 1: scalars) with the
+ * arithmetic in `ft`, as the reference does it (no contraction), NaN as 0. */
+static LLVMValueRef qbin_quotient_d(cg *c, const qbin *k, LLVMValueRef da,
+                                    LLVMValueRef db, LLVMTypeRef ft,
+                                    unsigned w) {
+  bool f64 = ft == c->t_f64;
+  LLVMTypeRef fv = w > 1 ? LLVMVectorType(ft, w) : ft;
+  LLVMValueRef fa = LLVMBuildFMul(
+      c->b, LLVMBuildSIToFP(c->b, da, fv, ""),
+      cg_splat(c, LLVMConstReal(ft, f64 ? k->a.scale : (float)k->a.scale), w),
+      "");
+  LLVMValueRef fb = LLVMBuildFMul(
+      c->b, LLVMBuildSIToFP(c->b, db, fv, ""),
+      cg_splat(c, LLVMConstReal(ft, f64 ? k->b.scale : (float)k->b.scale), w),
+      "");
+  LLVMValueRef x = k->add ? LLVMBuildFAdd(c->b, fa, fb, "")
+                          : LLVMBuildFMul(c->b, fa, fb, "");
+  LLVMValueRef q =
+      k->recip
+          ? LLVMBuildFMul(c->b, x, cg_splat(c, LLVMConstReal(ft, k->inv_y), w),
+                          "")
+          : LLVMBuildFDiv(c->b, x,
+                          cg_splat(c,
+                                   LLVMConstReal(ft, f64 ? k->y.scale
+                                                         : (float)k->y.scale),
+                                   w),
+                          "");
+  q = cg_round(c, q, k->r);
+  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
+                         cg_splat(c, LLVMConstReal(ft, 0.0), w), q, "");
+}
+
+/* qbin_quotient_d of the operands in[0], in[1] widened to `it`. */
 static LLVMValueRef qbin_quotient(cg *c, const qbin *k, LLVMValueRef *in,
                                   LLVMTypeRef it, LLVMTypeRef ft) {
-  bool f64 = ft == c->t_f64;
   LLVMValueRef da =
       LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], it),
                    LLVMConstInt(it, (unsigned long long)k->a.zp, 1), "");
   LLVMValueRef db =
       LLVMBuildSub(c->b, cg_widen_int(c, k->be, in[1], it),
                    LLVMConstInt(it, (unsigned long long)k->b.zp, 1), "");
-  LLVMValueRef fa = LLVMBuildFMul(
-      c->b, LLVMBuildSIToFP(c->b, da, ft, ""),
-      LLVMConstReal(ft, f64 ? k->a.scale : (float)k->a.scale), "");
-  LLVMValueRef fb = LLVMBuildFMul(
-      c->b, LLVMBuildSIToFP(c->b, db, ft, ""),
-      LLVMConstReal(ft, f64 ? k->b.scale : (float)k->b.scale), "");
-  LLVMValueRef x = k->add ? LLVMBuildFAdd(c->b, fa, fb, "")
-                          : LLVMBuildFMul(c->b, fa, fb, "");
-  LLVMValueRef q = LLVMBuildFDiv(
-      c->b, x, LLVMConstReal(ft, f64 ? k->y.scale : (float)k->y.scale), "");
-  q = cg_round(c, q, k->r);
-  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, q, q, ""),
-                         LLVMConstReal(ft, 0.0), q, "");
+  return qbin_quotient_d(c, k, da, db, ft, 1);
 }
 
 /* Operands of at most 16 bits and f32 scales (k->narrow): i32 and f32
  * only, so LLVM vectorizes it 16 lanes wide. The rounded quotient is
  * clamped in f32, which is exact: the bounds are integers below 2^24 and
- * the quotient an integer (or infinite). */
+ * the quotient an integer (or infinite). a and b are the operands'
+ * values in i32 (w lanes). */
+static LLVMValueRef qbin_f32_ab(cg *c, const qbin *k, LLVMValueRef a,
+                                LLVMValueRef b, unsigned w) {
+  LLVMValueRef da = LLVMBuildSub(c->b, a, cg_splat(c, cg_i32c(c, k->a.zp), w),
+                                 "");
+  LLVMValueRef db = LLVMBuildSub(c->b, b, cg_splat(c, cg_i32c(c, k->b.zp), w),
+                                 "");
+  LLVMValueRef q = qbin_quotient_d(c, k, da, db, c->t_f32, w);
+  LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(k->lo - k->y.zp)), w);
+  LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(k->hi - k->y.zp)), w);
+  LLVMTypeRef iv = w > 1 ? LLVMVectorType(c->t_i32, w) : c->t_i32;
+  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, fclamp(c, q, lo, hi), iv, ""),
+                      cg_splat(c, cg_i32c(c, k->y.zp), w), "");
+}
+
 static LLVMValueRef qbin_f32(cg *c, qbin *k, LLVMValueRef *in) {
-  LLVMValueRef q = qbin_quotient(c, k, in, c->t_i32, c->t_f32);
-  LLVMValueRef lo = cg_f32c(c, (double)(k->lo - k->y.zp));
-  LLVMValueRef hi = cg_f32c(c, (double)(k->hi - k->y.zp));
-  return LLVMBuildAdd(c->b,
-                      LLVMBuildFPToSI(c->b, fclamp(c, q, lo, hi), c->t_i32, ""),
-                      cg_i32c(c, k->y.zp), "");
+  return qbin_f32_ab(c, k, cg_widen_int(c, k->ae, in[0], c->t_i32),
+                     cg_widen_int(c, k->be, in[1], c->t_i32), 1);
 }
 
 static LLVMValueRef qbin_fn(cg *c, void *ud, LLVMValueRef *in) {
@@ -177,36 +210,137 @@ static const char *str_attr(const quill_op *op, const char *name,
              : dflt;
 }
 
+/* cg_round's rounding of an f32, in C. */
+static float round_f(float v, quill_rounding r) {
+  switch (r) {
+  case QUILL_ROUND_HALF_EVEN:
+    return nearbyintf(v); /* the default mode: to nearest, ties to even */
+  case QUILL_ROUND_HALF_UP: {
+    float x = floorf(v);
+    float d = v - x;
+    return d >= 0.5f ? x + 1.0f : x;
+  }
+  default:
+    return roundf(v);
+  }
+}
+
+/* The float form's result in C: x / s_y (or x * inv_y), rounded, NaN as
+ * 0, clamped (the f32 operations of qbin_quotient_d and qbin_f32_ab). */
+static float result_f(const qbin *k, int64_t a, int64_t b, bool recip) {
+  float fa = (float)(int32_t)(a - k->a.zp) * (float)k->a.scale;
+  float fb = (float)(int32_t)(b - k->b.zp) * (float)k->b.scale;
+  float x = k->add ? fa + fb : fa * fb;
+  float q = round_f(recip ? x * k->inv_y : x / (float)k->y.scale, k->r);
+  if (q != q)
+    q = 0.0f;
+  float lo = (float)(k->lo - k->y.zp), hi = (float)(k->hi - k->y.zp);
+  return q < lo ? lo : q > hi ? hi : q;
+}
+
+/* Whether dividing by s_y can be a multiplication by its reciprocal
+ * (about 4x cheaper; the division bounded ResNet's qadd stages and
+ * residual epilogues): the 8-bit float form has at most 65536 operand
+ * pairs, so every pair is tried and the two must give the same result
+ * for all of them (the rounding and the clamp hide the last bit of the
+ * quotient almost always; where they do not, the division stays). */
+static bool recip_exact(qbin *k) {
+  if (k->fixed || !k->narrow || k->a.bits > 8 || k->b.bits > 8)
+    return false;
+  k->inv_y = 1.0f / (float)k->y.scale;
+  if (!isfinite(k->inv_y) || k->inv_y == 0.0f)
+    return false;
+  quill_type *sa = cg_storage(k->ae), *sb = cg_storage(k->be);
+  for (int64_t a = quill_type_int_min(sa); a <= quill_type_int_max(sa); a++)
+    for (int64_t b = quill_type_int_min(sb); b <= quill_type_int_max(sb); b++)
+      if (result_f(k, a, b, false) != result_f(k, a, b, true))
+        return false;
+  return true;
+}
+
+/* k's parameters from the op and its operand and result element types;
+ * false if they are not quantized per tensor or the rounding is unknown. */
+static bool qbin_params(const quill_op *op, const quill_type *ae,
+                        const quill_type *be, const quill_type *ye, qbin *k) {
+  memset(k, 0, sizeof *k);
+  k->add = quill_op_opcode(op) == QUILL_OP_QADD;
+  k->ae = ae;
+  k->be = be;
+  if (!qp_of(ae, &k->a) || !qp_of(be, &k->b) || !qp_of(ye, &k->y) ||
+      !quill_rounding_parse(str_attr(op, "rounding", "half_even"), &k->r))
+    return false;
+  k->f64 =
+      quill_type_kind_of(quill_type_quant_expressed(ye)) == QUILL_TYPE_F64;
+  k->lo = quill_op_attr_int(op, "act_min", k->y.qmin);
+  k->hi = quill_op_attr_int(op, "act_max", k->y.qmax);
+  k->lo = k->lo > k->y.qmin ? k->lo : k->y.qmin;
+  k->hi = k->hi < k->y.qmax ? k->hi : k->y.qmax;
+  k->fixed = quill_op_attr(op, "multiplier") != NULL;
+  int64_t lim = INT64_C(1) << 24;
+  k->narrow = !k->fixed && !k->f64 && k->a.bits <= 16 && k->b.bits <= 16 &&
+              k->y.bits <= 16 && k->lo - k->y.zp > -lim &&
+              k->hi - k->y.zp < lim && k->y.zp > -lim && k->y.zp < lim;
+  return true;
+}
+
+static const quill_type *elem_of(const quill_value *v) {
+  return quill_type_elem(quill_value_type(v));
+}
+
+bool cg_qadd_vec_form(const quill_op *op) {
+  qbin k;
+  return quill_op_opcode(op) == QUILL_OP_QADD &&
+         qbin_params(op, elem_of(quill_op_operand(op, 0)),
+                     elem_of(quill_op_operand(op, 1)),
+                     elem_of(quill_op_result(op, 0)), &k) &&
+         k.narrow;
+}
+
+bool cg_qadd_recip(const quill_op *op, float *inv_y) {
+  qbin k;
+  if (!qbin_params(op, elem_of(quill_op_operand(op, 0)),
+                   elem_of(quill_op_operand(op, 1)),
+                   elem_of(quill_op_result(op, 0)), &k) ||
+      !recip_exact(&k))
+    return false;
+  *inv_y = k.inv_y;
+  return true;
+}
+
+LLVMValueRef cg_qadd_vec(cg *c, const quill_op *op, bool recip, float inv_y,
+                         LLVMValueRef a, LLVMValueRef b) {
+  qbin k;
+  qbin_params(op, elem_of(quill_op_operand(op, 0)),
+              elem_of(quill_op_operand(op, 1)), elem_of(quill_op_result(op, 0)),
+              &k);
+  k.recip = recip;
+  k.inv_y = inv_y;
+  return qbin_f32_ab(c, &k, a, b, LLVMGetVectorSize(LLVMTypeOf(a)));
+}
+
 CG_LOWER(cg_lower_qbinary) {
   if (cg_epi_is_fused(op))
     return QUILL_OK; /* computed in a qmatmul's epilogue (fuse_epi.c) */
+  if (cg_qadd_is_fused(c, op))
+    return QUILL_OK; /* emitted with the conv that produces an operand */
+  return cg_qbinary_emit(c, op);
+}
+
+quill_status cg_qbinary_emit(cg *c, const quill_op *op) {
   qbin k;
-  memset(&k, 0, sizeof k);
-  k.add = quill_op_opcode(op) == QUILL_OP_QADD;
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   cg_view ins[2];
   for (unsigned i = 0; i < 2; i++) {
     cg_view v = cg_value_view(c, quill_op_operand(op, i));
     ins[i] = cg_view_broadcast(&v, y.rank, y.dims);
   }
-  k.ae = ins[0].elem;
-  k.be = ins[1].elem;
-  if (!qp_of(ins[0].elem, &k.a) || !qp_of(ins[1].elem, &k.b) ||
-      !qp_of(y.elem, &k.y))
-    return cg_op_error(c, "expects per-tensor quantized operands and result");
-  if (!quill_rounding_parse(str_attr(op, "rounding", "half_even"), &k.r))
+  if (!qbin_params(op, ins[0].elem, ins[1].elem, y.elem, &k)) {
+    if (!qp_of(ins[0].elem, &k.a) || !qp_of(ins[1].elem, &k.b) ||
+        !qp_of(y.elem, &k.y))
+      return cg_op_error(c, "expects per-tensor quantized operands and result");
     return cg_op_error(c, "unknown 'rounding'");
-  k.f64 =
-      quill_type_kind_of(quill_type_quant_expressed(y.elem)) == QUILL_TYPE_F64;
-  k.lo = quill_op_attr_int(op, "act_min", k.y.qmin);
-  k.hi = quill_op_attr_int(op, "act_max", k.y.qmax);
-  k.lo = k.lo > k.y.qmin ? k.lo : k.y.qmin;
-  k.hi = k.hi < k.y.qmax ? k.hi : k.y.qmax;
-  k.fixed = quill_op_attr(op, "multiplier") != NULL;
-  int64_t lim = INT64_C(1) << 24;
-  k.narrow = !k.fixed && !k.f64 && k.a.bits <= 16 && k.b.bits <= 16 &&
-             k.y.bits <= 16 && k.lo - k.y.zp > -lim && k.hi - k.y.zp < lim &&
-             k.y.zp > -lim && k.y.zp < lim;
+  }
+  k.recip = recip_exact(&k);
   quill_status st = QUILL_OK;
   if (k.fixed) {
     size_t n = k.add ? 3 : 1;

@@ -336,8 +336,9 @@ quill_status cg_plan_values(cg *c) {
         bytes = (size_t)(w->dims[0] * Hp * Wp * C) *
                 quill_type_elem_bytes(w->elem);
       }
-      /* a quantize stored by its producer (fuse_qdq.c), or the end of a
-       * qmatmul's epilogue chain (fuse_epi.c), is live from there */
+      /* a quantize stored by its producer (fuse_qdq.c), the end of a
+       * qmatmul's epilogue chain (fuse_epi.c), or a qadd stored by its conv
+       * (fuse_add.c): live from there */
       const quill_op *head = cg_epi_head(op);
       int first = quill_op_opcode(op) == QUILL_OP_QUANTIZE &&
                           cg_quantize_is_fused(op)
@@ -345,6 +346,11 @@ quill_status cg_plan_values(cg *c) {
                   : head && cg_epi_last(head) == op
                       ? cg_val(c, quill_op_result(head, 0))->def
                       : idx;
+      if (quill_op_opcode(op) == QUILL_OP_QADD && cg_qadd_is_fused(c, op)) {
+        int d0 = cg_val(c, quill_op_operand(op, 0))->def;
+        int d1 = cg_val(c, quill_op_operand(op, 1))->def;
+        first = d0 > d1 ? d0 : d1; /* the conv: the later operand */
+      }
       cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, first, idx);
     }
     idx++;

@@ -9,7 +9,8 @@
  *            u8/i8 activations with any zero point, i8/u8 weights per
  *            tensor or per output channel with zero or random zero points,
  *            constant or runtime weights and bias, no bias, quantized u8/i8
- *            or raw i32 results
+ *            or raw i32 results; deep 3x3 convs (256-320 channels, 49-96
+ *            out: K blocking on the zmm paths)
  *   qmatmul  batched A, constant or runtime B (2-D or batched), per-column
  *            weights, bias
  *   qadd/qmul  the float form, u8/i8 operands with numpy broadcasting
@@ -23,6 +24,9 @@
  *   qlut     dequantize -> elementwise f32 ops -> quantize, one table
  *            lookup (fuse_lut.c)
  *            (qnorm, epi and qlut: a third as many cases each)
+ *   qconv-add  qconv2d -> qadd (+ relu) -> 1x1 qconv2d, the residual add
+ *            in the conv's epilogue (fuse_add.c), or its own stage where
+ *            the path or the graph does not allow it (half as many cases)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -166,8 +170,12 @@ static void requant_attrs(gen *g, bool *fixed_out, double sx,
 
 static void gen_qconv(gen *g) {
   int64_t N = rnd_int(1, 2), G, Cg, Mg;
-  int kind = (int)(rnd() % 7);
-  if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
+  int kind = (int)(rnd() % 8);
+  if (kind == 7) { /* deep 3x3 convs: K blocking (conv_dot.c) on zmm paths */
+    G = 1;
+    Cg = rnd() % 2 ? 4 * rnd_int(64, 80) : rnd_int(256, 320);
+    Mg = rnd_int(49, 96);
+  } else if (kind == 6) { /* wide rows and K chunks (the amx path's cases) */
     G = 1;
     int r = (int)(rnd() % 4);
     Cg = r == 0 ? rnd_int(2, 3) /* 7x7 row windows */
@@ -192,11 +200,13 @@ static void gen_qconv(gen *g) {
     KH = KW = rnd() % 2 ? 3 : 1;
   if (kind == 6 && Cg < 4)
     KH = KW = 7;
+  if (kind == 7)
+    KH = KW = 3;
   int64_t sh = rnd_int(1, 3), sw = rnd_int(1, 3);
   int64_t dh = rnd() % 4 == 0 ? 2 : 1, dw = rnd() % 4 == 0 ? 2 : 1;
   int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
           pr = rnd_int(0, 2);
-  int64_t hw = kind == 6 ? 36 : 14;
+  int64_t hw = kind == 6 ? 36 : kind == 7 ? 9 : 14;
   int64_t H = rnd_int((KH - 1) * dh + 1, hw), W = rnd_int((KW - 1) * dw + 1, hw);
   if (kind != 6 && rnd() % 5 == 0)
     H = W = 1 + ((KH - 1) * dh > (KW - 1) * dw ? (KH - 1) * dh : (KW - 1) * dw);
@@ -703,6 +713,118 @@ static void gen_qlut(gen *g) {
        nops, rounding, (long long)A, (long long)Bd, (long long)C);
   qtype(g, yu8, sy, zpy);
   emit(g, ">\n  return %%y\n}\n");
+
+/* ---- qconv2d -> qadd (a residual block's end, fuse_add.c) --------------- */
+
+/* A constant weight of M x Cg x K x K (i8 per tensor, centered). */
+static void const_weight(gen *g, const char *name, int64_t M, int64_t Cg,
+                         int64_t K, double scale) {
+  size_t n = (size_t)(M * Cg * K * K);
+  uint8_t *d = malloc(n);
+  for (size_t i = 0; i < n; i++)
+    d[i] = (uint8_t)rnd_int(-127, 127);
+  emit(g, "  %%%s = constant {value = dense<", name);
+  hex_bytes(g, d, n);
+  emit(g, "> : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+       (long long)K, (long long)K);
+  qtype(g, false, scale, 0);
+  emit(g, ">} : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
+       (long long)K, (long long)K);
+  qtype(g, false, scale, 0);
+  emit(g, ">\n");
+  free(d);
+}
+
+/* A conv whose one user is a qadd with a tensor computed before it (a 1x1
+ * conv of a second input, so channels-last like a ResNet skip) and whose
+ * sum feeds a 1x1 conv: the qadd runs in the conv's epilogue on the dot
+ * paths (on amx, or with the two convs' order swapped, or the sum also
+ * returned, it is its own stage). Any conv geometry and requantization,
+ * M channels with partial vectors, u8/i8 everywhere, the qadd's float
+ * form with every rounding and sometimes a relu-like clamp. */
+static void gen_qconv_add(gen *g) {
+  int64_t N = rnd_int(1, 2);
+  int64_t C = rnd() % 2 ? 4 * rnd_int(1, 12) : rnd_int(1, 20);
+  int64_t M = rnd() % 2 ? 16 * rnd_int(1, 4) : rnd_int(1, 70);
+  int64_t K = rnd() % 3 ? 3 : 1, st = rnd_int(1, 2);
+  int64_t pad = K == 3 ? rnd_int(0, 1) : 0;
+  int64_t H = rnd_int(K, 13), W = rnd_int(K, 13);
+  int64_t OH = (H + 2 * pad - K) / st + 1, OW = (W + 2 * pad - K) / st + 1;
+  int64_t C2 = rnd_int(1, 24), M3 = rnd_int(1, 20);
+  bool u8x = rnd() % 2, u8r = rnd() % 2, u8y = rnd() % 2, u8s = rnd() % 2,
+       u8a = rnd() % 2;
+  double sx = rnd_range(0.005, 0.05), sr = rnd_range(0.005, 0.05);
+  double sy = rnd_range(0.02, 0.3), ss = rnd_range(0.02, 0.3);
+  double sa = (sy + ss) * rnd_range(0.3, 1.5), sz = rnd_range(0.05, 0.5);
+  int64_t zpx = u8x ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpr = u8r ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpy = u8y ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zps = u8s ? rnd_int(0, 255) : rnd_int(-128, 127);
+  int64_t zpa = u8a ? rnd_int(0, 255) : rnd_int(-128, 127);
+  bool skip_first = rnd() % 4 != 0, conv_lhs = rnd() % 2,
+       ret_sum = rnd() % 5 == 0;
+  const char *rnd_a = roundings[rnd() % 3]; /* the float form */
+  char xs[64], rs[64], ys[64], zs[64];
+  snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lld", (long long)N, (long long)C,
+           (long long)H, (long long)W);
+  snprintf(rs, sizeof rs, "%lldx%lldx%lldx%lld", (long long)N, (long long)C2,
+           (long long)OH, (long long)OW);
+  snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lld", (long long)N, (long long)M,
+           (long long)OH, (long long)OW);
+  snprintf(zs, sizeof zs, "%lldx%lldx%lldx%lld", (long long)N, (long long)M3,
+           (long long)OH, (long long)OW);
+  emit(g, "func @f(%%x: tensor<%sx", xs);
+  qtype(g, u8x, sx, zpx);
+  emit(g, ">, %%r: tensor<%sx", rs);
+  qtype(g, u8r, sr, zpr);
+  emit(g, ">) -> (tensor<%sx", zs);
+  qtype(g, true, sz, 0);
+  if (ret_sum) {
+    emit(g, ">, tensor<%sx", ys);
+    qtype(g, u8a, sa, zpa);
+  }
+  emit(g, ">) {\n");
+  const_weight(g, "w1", M, C2, 1, rnd_range(0.002, 0.02));
+  const_weight(g, "w", M, C, K, rnd_range(0.002, 0.02));
+  const_weight(g, "w3", M3, M, 1, rnd_range(0.002, 0.02));
+  for (int k = 0; k < 2; k++) {
+    if ((k == 0) == skip_first) {
+      emit(g, "  %%s = qconv2d %%r, %%w1 {rounding = \"half_even\"} : "
+              "tensor<%sx", ys);
+      qtype(g, u8s, ss, zps);
+      emit(g, ">\n");
+    } else {
+      emit(g, "  %%y = qconv2d %%x, %%w {strides = [%lld, %lld], pads = "
+              "[%lld, %lld, %lld, %lld], ",
+           (long long)st, (long long)st, (long long)pad, (long long)pad,
+           (long long)pad, (long long)pad);
+      wparams *w = malloc(sizeof *w);
+      random_wparams(w, M);
+      w->u8 = false;
+      w->axis = false;
+      w->n = 1;
+      w->zps[0] = 0;
+      bool fixed;
+      requant_attrs(g, &fixed, sx, w, sy, M, roundings[rnd() % 4], u8y);
+      free(w);
+      emit(g, "} : tensor<%sx", ys);
+      qtype(g, u8y, sy, zpy);
+      emit(g, ">\n");
+    }
+  }
+  emit(g, "  %%a = qadd %s {rounding = \"%s\"",
+       conv_lhs ? "%y, %s" : "%s, %y", rnd_a);
+  if (rnd() % 2) { /* relu: the result's zero point as act_min */
+    int64_t qmax = u8a ? 255 : 127;
+    emit(g, ", act_min = %lld, act_max = %lld", (long long)zpa,
+         (long long)qmax);
+  }
+  emit(g, "} : tensor<%sx", ys);
+  qtype(g, u8a, sa, zpa);
+  emit(g, ">\n  %%z = qconv2d %%a, %%w3 {rounding = \"half_even\"} : "
+          "tensor<%sx", zs);
+  qtype(g, true, sz, 0);
+  emit(g, ">\n  return %%z%s\n}\n", ret_sum ? ", %a" : "");
 }
 
 /* A deterministic conv big enough that its stage is estimated above the
@@ -795,8 +917,11 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 7; op++)
-    for (int i = 0; i < (op >= 4 ? (ncases + 2) / 3 : ncases); i++) {
+  for (int op = 0; op < 8; op++)
+    for (int i = 0; i < (op == 7   ? (ncases + 1) / 2
+                         : op >= 4 ? (ncases + 2) / 3
+                                   : ncases);
+         i++) {
       gen g = {NULL, 0, 0};
       g.cap = 4096;
       g.buf = malloc(g.cap);
@@ -813,12 +938,14 @@ int main(int argc, char **argv) {
         gen_qnorm(&g);
       else if (op == 5)
         gen_epi(&g);
-      else
+      else if (op == 6)
         gen_qlut(&g);
+      else
+        gen_qconv_add(&g);
       char name[64];
-      static const char *const opn[7] = {"qconv2d", "qmatmul", "qadd/qmul",
+      static const char *const opn[8] = {"qconv2d", "qmatmul", "qadd/qmul",
                                          "qmatmul-act", "qnorm", "epi",
-                                         "qlut"};
+                                         "qlut", "qconv-add"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
