@@ -713,6 +713,7 @@ static void gen_qlut(gen *g) {
        nops, rounding, (long long)A, (long long)Bd, (long long)C);
   qtype(g, yu8, sy, zpy);
   emit(g, ">\n  return %%y\n}\n");
+}
 
 /* ---- qconv2d -> qadd (a residual block's end, fuse_add.c) --------------- */
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "passes/quant_report.h"
 
 static int failures;
@@ -156,11 +157,34 @@ static const quill_report_row *row_named(const quill_quant_report *r,
   return NULL;
 }
 
+/* The shipped tflite-int8 config with the minmax activation observer (the
+ * shipped one is mse), written to path: the values below are computed by
+ * hand from the calibration data's min and max. */
+static const char *minmax_tflite(const char *path) {
+  const char *text = NULL;
+  for (unsigned i = 0; quill_backend_shipped_name(i); i++)
+    if (!strcmp(quill_backend_shipped_name(i), "tflite-int8"))
+      text = quill_backend_shipped_text(i);
+  const char *obs = text ? strstr(text, "\"observer\": \"mse\"") : NULL;
+  const char *name = text ? strstr(text, "\"tflite-int8\"") : NULL;
+  FILE *fp = obs && name && name < obs ? fopen(path, "w") : NULL;
+  if (!fp)
+    return NULL;
+  const char *after_name = name + strlen("\"tflite-int8\"");
+  fprintf(fp, "%.*s\"tflite-int8-minmax\"%.*s\"observer\": \"minmax\"%s",
+          (int)(name - text), text, (int)(obs - after_name), after_name,
+          obs + strlen("\"observer\": \"mse\""));
+  fclose(fp);
+  return path;
+}
+
 static void test_rows(void) {
   fixture f;
   quill_quant_report *r = NULL;
   CHECK(setup(&f) == QUILL_OK);
-  quill_quantize_options o = {.backend = "tflite-int8"};
+  const char *cfg = minmax_tflite("test_quant_report-minmax.json");
+  CHECK(cfg != NULL);
+  quill_quantize_options o = {.backend = cfg ? cfg : "tflite-int8"};
   CHECK(quill_quant_report_create(f.ctx, f.m, &o, f.ds, &r) == QUILL_OK);
   if (!r) {
     fprintf(stderr, "%s", f.diag);
