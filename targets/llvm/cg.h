@@ -301,6 +301,8 @@ LLVMValueRef cg_const_global(cg *c, const char *name, const void *data,
 LLVMTypeRef cg_elem_type(cg *c, const quill_type *elem);
 /* The storage scalar type of an element type (quant -> storage). */
 quill_type *cg_storage(const quill_type *elem);
+/* Whether two tensor types have the same rank and dims (elements aside). */
+bool cg_same_shape(const quill_type *a, const quill_type *b);
 /* Load an integer element at ptr and widen it to `to` (i32 or i64),
  * sign- or zero-extending by the storage type (i4/u4 masked as the
  * reference reads them). */
@@ -480,6 +482,10 @@ LLVMValueRef cg_qadd_vec(cg *c, const quill_op *op, bool recip, float inv_y,
 /* qadd / qmul as its own stage (also a fused qadd whose conv took a path
  * without the fused epilogue: emitted right after the conv). */
 quill_status cg_qbinary_emit(cg *c, const quill_op *op);
+/* lower_qelt.c: y[i] = table[x[i] - min of x's storage] over x's elements,
+ * the table holding y's storage values (a lut op, fuse_lut.c's chains). */
+void cg_lut_map(cg *c, const char *name, cg_view *y, cg_view *x,
+                LLVMValueRef table);
 
 /* lower_dynquant.c */
 CG_LOWER(cg_lower_dynamic_quantize);

@@ -40,14 +40,8 @@ static bool eight_bit(const quill_value *v) {
 }
 
 static bool same_shape(const quill_value *a, const quill_value *b) {
-  const quill_type *s = quill_value_type(a), *t = quill_value_type(b);
-  unsigned r = quill_type_rank(s);
-  if (r != 4 || quill_type_rank(t) != r)
-    return false;
-  for (unsigned d = 0; d < r; d++)
-    if (quill_type_dim(s, d) != quill_type_dim(t, d))
-      return false;
-  return true;
+  return quill_type_rank(quill_value_type(a)) == 4 &&
+         cg_same_shape(quill_value_type(a), quill_value_type(b));
 }
 
 const quill_op *cg_fused_qadd(cg *c, const quill_op *conv) {

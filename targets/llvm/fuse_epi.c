@@ -67,16 +67,6 @@ static bool per_tensor8(const quill_type *e) {
          quill_type_kind_of(quill_type_quant_expressed(e)) == QUILL_TYPE_F32;
 }
 
-static bool same_shape(const quill_type *a, const quill_type *b) {
-  unsigned r = quill_type_rank(a);
-  if (r != quill_type_rank(b))
-    return false;
-  for (unsigned d = 0; d < r; d++)
-    if (quill_type_dim(a, d) != quill_type_dim(b, d))
-      return false;
-  return true;
-}
-
 /* cv: a constant of one value per column of v (every dim 1 but the last). */
 static bool column_const(const quill_value *cv, const quill_value *v) {
   const quill_type *t = quill_value_type(cv), *vt = quill_value_type(v);
@@ -94,7 +84,7 @@ static bool column_const(const quill_value *cv, const quill_value *v) {
 static bool step_ok(const quill_op *op, const quill_value *v, unsigned *slot) {
   const quill_type *yt = quill_value_type(quill_op_result(op, 0));
   if (!per_tensor8(quill_type_elem(yt)) ||
-      !same_shape(yt, quill_value_type(v)))
+      !cg_same_shape(yt, quill_value_type(v)))
     return false;
   if (quill_op_opcode(op) == QUILL_OP_QADD) {
     if (quill_op_num_operands(op) != 2 || quill_op_attr(op, "multiplier"))

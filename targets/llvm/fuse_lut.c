@@ -45,16 +45,6 @@ static bool is_f32(const quill_value *v) {
   return !quill_type_is_quant(e) && quill_type_kind_of(e) == QUILL_TYPE_F32;
 }
 
-static bool same_shape(const quill_type *a, const quill_type *b) {
-  unsigned r = quill_type_rank(a);
-  if (r != quill_type_rank(b))
-    return false;
-  for (unsigned d = 0; d < r; d++)
-    if (quill_type_dim(a, d) != quill_type_dim(b, d))
-      return false;
-  return true;
-}
-
 /* The single user of v, or NULL (no use, several, or the return). */
 static quill_op *only_user(const quill_value *v) {
   if (!quill_value_has_one_use(v))
@@ -92,7 +82,7 @@ static unsigned chain(const quill_op *q, const quill_op **ops) {
   for (;;) {
     const quill_op *d = quill_value_def(v);
     if (!d || !is_f32(v) || only_user(v) == NULL ||
-        !same_shape(quill_value_type(v), shape) || n > QLUT_MAX)
+        !cg_same_shape(quill_value_type(v), shape) || n > QLUT_MAX)
       return 0;
     rev[n++] = d;
     if (quill_op_opcode(d) == QUILL_OP_DEQUANTIZE) {
@@ -194,20 +184,6 @@ static quill_status eval(cg *c, const quill_op *q, const quill_op **ops,
   return st;
 }
 
-typedef struct lutk {
-  const quill_type *xe;
-  LLVMValueRef table;
-  LLVMTypeRef yt;
-  int64_t base;
-} lutk;
-
-static LLVMValueRef lut_fn(cg *c, void *ud, LLVMValueRef *in) {
-  lutk *k = ud;
-  LLVMValueRef i = LLVMBuildSub(c->b, cg_widen_int(c, k->xe, in[0], c->t_i64),
-                                cg_i64c(c, k->base), "");
-  return cg_load(c, k->yt, cg_gep(c, k->yt, k->table, i), 1);
-}
-
 quill_status cg_qlut_emit(cg *c, const quill_op *q) {
   const quill_op *ops[QLUT_MAX + 1];
   unsigned n = chain(q, ops);
@@ -219,11 +195,6 @@ quill_status cg_qlut_emit(cg *c, const quill_op *q) {
     return st;
   cg_view x = cg_value_view(c, quill_op_operand(ops[0], 0));
   cg_view y = cg_value_view(c, quill_op_result(q, 0));
-  lutk k;
-  k.xe = x.elem;
-  k.table = cg_const_global(c, "qlut", tab, sizeof tab);
-  k.yt = cg_elem_type(c, y.elem);
-  k.base = quill_type_int_min(quill_type_quant_storage(x.elem));
-  cg_map(c, "qlut", &y, 1, &x, lut_fn, &k);
+  cg_lut_map(c, "qlut", &y, &x, cg_const_global(c, "qlut", tab, sizeof tab));
   return c->status;
 }

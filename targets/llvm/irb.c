@@ -417,6 +417,16 @@ quill_type *cg_storage(const quill_type *elem) {
                                    : (quill_type *)elem;
 }
 
+bool cg_same_shape(const quill_type *a, const quill_type *b) {
+  unsigned r = quill_type_rank(a);
+  if (r != quill_type_rank(b))
+    return false;
+  for (unsigned d = 0; d < r; d++)
+    if (quill_type_dim(a, d) != quill_type_dim(b, d))
+      return false;
+  return true;
+}
+
 LLVMTypeRef cg_elem_type(cg *c, const quill_type *elem) {
   quill_type *s = cg_storage(elem);
   switch (quill_type_kind_of(s)) {

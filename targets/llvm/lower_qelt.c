@@ -392,6 +392,18 @@ static LLVMValueRef lut_fn(cg *c, void *ud, LLVMValueRef *in) {
   return cg_load(c, k->yt, cg_gep(c, k->yt, k->table, i), k->yb);
 }
 
+void cg_lut_map(cg *c, const char *name, cg_view *y, cg_view *x,
+                LLVMValueRef table) {
+  lutctx k;
+  k.xe = x->elem;
+  k.table = table;
+  k.yt = cg_elem_type(c, y->elem);
+  k.base = quill_type_int_min(quill_type_quant_storage(x->elem));
+  k.yb = (unsigned)quill_type_elem_bytes(y->elem);
+  /* the table holds the result's storage values: widen them as such */
+  cg_map(c, name, y, 1, x, lut_fn, &k);
+}
+
 CG_LOWER(cg_lower_lut) {
   if (cg_epi_is_fused(op))
     return QUILL_OK; /* computed in a qmatmul's epilogue (fuse_epi.c) */
@@ -409,14 +421,8 @@ CG_LOWER(cg_lower_lut) {
       quill_type_num_elements(quill_attr_dense_type(t)) != entries ||
       quill_type_elem_bytes(te) != quill_type_elem_bytes(y.elem))
     return cg_op_error(c, "'table' must have one entry per operand value");
-  lutctx k;
-  k.xe = x.elem;
-  k.table = cg_const_global(c, "lut", quill_attr_dense_data(t),
-                            quill_attr_dense_size(t));
-  k.yt = cg_elem_type(c, y.elem);
-  k.base = quill_type_int_min(st);
-  k.yb = (unsigned)quill_type_elem_bytes(y.elem);
-  /* the table holds the result's storage values: widen them as such */
-  cg_map(c, "lut", &y, 1, &x, lut_fn, &k);
+  cg_lut_map(c, "lut", &y, &x,
+             cg_const_global(c, "lut", quill_attr_dense_data(t),
+                             quill_attr_dense_size(t)));
   return c->status;
 }

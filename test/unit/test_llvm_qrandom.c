@@ -291,6 +291,18 @@ static void gen_qconv(gen *g) {
   free(w);
 }
 
+/* %c = a constant i32 bias of N random values in [-20000, 20000]. */
+static void emit_bias(gen *g, int64_t N) {
+  int32_t *b = malloc((size_t)N * 4);
+  for (int64_t i = 0; i < N; i++)
+    b[i] = (int32_t)rnd_int(-20000, 20000);
+  emit(g, "  %%c = constant {value = dense<");
+  hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
+  emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+       (long long)N);
+  free(b);
+}
+
 /* ---- qmatmul ------------------------------------------------------------- */
 
 static void gen_qmatmul(gen *g) {
@@ -433,16 +445,8 @@ static void gen_qmatmul_act(gen *g) {
     wtype(g, w, 0);
     emit(g, ">\n");
   }
-  if (bias) {
-    int32_t *b = malloc((size_t)N * 4);
-    for (int64_t i = 0; i < N; i++)
-      b[i] = (int32_t)rnd_int(-20000, 20000);
-    emit(g, "  %%c = constant {value = dense<");
-    hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
-    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
-         (long long)N);
-    free(b);
-  }
+  if (bias)
+    emit_bias(g, N);
   emit(g, "  %%y = qmatmul %%a, %s%s {", btrans ? "%b" : "%b0",
        bias ? ", %c" : "");
   if (!raw) {
@@ -614,16 +618,8 @@ static void gen_epi(gen *g) {
   emit(g, ">} : tensor<%lldx%lldx", (long long)K, (long long)N);
   wtype(g, w, 1);
   emit(g, ">\n");
-  if (bias) {
-    int32_t *b = malloc((size_t)N * 4);
-    for (int64_t i = 0; i < N; i++)
-      b[i] = (int32_t)rnd_int(-20000, 20000);
-    emit(g, "  %%c = constant {value = dense<");
-    hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
-    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
-         (long long)N);
-    free(b);
-  }
+  if (bias)
+    emit_bias(g, N);
   emit(g, "  %%v0 = qmatmul %%a, %%b%s {", bias ? ", %c" : "");
   bool fixed;
   requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
