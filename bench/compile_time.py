@@ -95,7 +95,11 @@ def export_torchvision(name, d):
 def quantized(build, name, work):
     d = os.path.join(work, name)
     qir = os.path.join(d, "quill.qir")
-    if not os.path.exists(qir):
+    quill = os.path.join(build, "quill")
+    # quantized again when the quantizer has changed since (its passes
+    # decide the graph that compile sees)
+    if not os.path.exists(qir) or \
+            os.path.getmtime(qir) < os.path.getmtime(quill):
         onnx_path, calib = export_torchvision(name, d)
         sh([os.path.join(build, "quill"), "quantize", onnx_path,
             "--backend", "x86-vnni", "--calib", calib, "-o", qir + ".tmp"])
