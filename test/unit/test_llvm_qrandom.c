@@ -462,6 +462,21 @@ static void gen_qmatmul_act(gen *g) {
   free(w);
 }
 
+/* %<res> = dequantize of the graph argument %x, or with perm of
+ * %t = transpose %x {perm}; d0 x d1 x d2: the dequantized shape. */
+static void emit_dequant3(gen *g, const char *perm, int64_t d0, int64_t d1,
+                          int64_t d2, bool xu8, double sx, int64_t zpx,
+                          const char *res) {
+  if (perm) {
+    emit(g, "  %%t = transpose %%x {perm = [%s]} : tensor<%lldx%lldx%lldx",
+         perm, (long long)d0, (long long)d1, (long long)d2);
+    qtype(g, xu8, sx, zpx);
+    emit(g, ">\n");
+  }
+  emit(g, "  %%%s = dequantize %s : tensor<%lldx%lldx%lldxf32>\n", res,
+       perm ? "%t" : "%x", (long long)d0, (long long)d1, (long long)d2);
+}
+
 /* dequantize -> softmax / layer_norm -> quantize (fuse_qdq.c's fused
  * loops): rows of 1 to 300, u8/i8 in and out with any zero points, every
  * rounding, the input sometimes through a transpose (a strided view), the
@@ -491,14 +506,7 @@ static void gen_qnorm(gen *g) {
   if (both)
     emit(g, "%lldx%lldx%lldxf32>)", (long long)B, (long long)M, (long long)N);
   emit(g, " {\n");
-  if (trans) {
-    emit(g, "  %%t = transpose %%x {perm = [0, 2, 1]} : tensor<%lldx%lldx%lldx",
-         (long long)B, (long long)M, (long long)N);
-    qtype(g, xu8, sx, zpx);
-    emit(g, ">\n");
-  }
-  emit(g, "  %%f = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
-       trans ? "%t" : "%x", (long long)B, (long long)M, (long long)N);
+  emit_dequant3(g, trans ? "0, 2, 1" : NULL, B, M, N, xu8, sx, zpx, "f");
   if (ln) {
     for (int k = 0; k < 1 + bias; k++) {
       float *v = malloc((size_t)N * sizeof *v);
@@ -678,14 +686,7 @@ static void gen_qlut(gen *g) {
        (long long)C);
   qtype(g, yu8, sy, zpy);
   emit(g, "> {\n");
-  if (trans) {
-    emit(g, "  %%t = transpose %%x {perm = [1, 0, 2]} : tensor<%lldx%lldx%lldx",
-         (long long)A, (long long)Bd, (long long)C);
-    qtype(g, xu8, sx, zpx);
-    emit(g, ">\n");
-  }
-  emit(g, "  %%v0 = dequantize %s : tensor<%lldx%lldx%lldxf32>\n",
-       trans ? "%t" : "%x", (long long)A, (long long)Bd, (long long)C);
+  emit_dequant3(g, trans ? "1, 0, 2" : NULL, A, Bd, C, xu8, sx, zpx, "v0");
   static const char *const bin[4] = {"mul", "add", "sub", "div"};
   static const char *const un[3] = {"sigmoid", "tanh", "relu"};
   for (int i = 0; i < nops; i++) {
