@@ -278,5 +278,21 @@ int main(int argc, char **argv) {
          quantile(total, reps, 0) * 1e-3, quantile(tcpu, reps, 0) * 1e-3,
          sum * 1e-3, serial * 1e-3);
   quill_rt_pool_destroy(pr->pool);
+  the_profile = NULL;
+  for (int k = 0; k < pr->nstages; k++) {
+    free(pr->st[k].wall);
+    free(pr->st[k].gap);
+    for (int w = 0; w < 2; w++) {
+      free(pr->st[k].cpu[w]);
+      free(pr->st[k].chunks[w]);
+    }
+  }
+  free(pr);
+  free(total);
+  free(tcpu);
+  free(tail);
+  for (long i = 0; i <= nin + nout; i++)
+    free(ptrs[i]);
+  dlclose(so);
   return 0;
 }
