@@ -166,6 +166,18 @@ static void requant_attrs(gen *g, bool *fixed_out, double sx,
   free(sh);
 }
 
+/* %<name> = a constant i32 bias of N random values in [-20000, 20000]. */
+static void emit_bias(gen *g, const char *name, int64_t N) {
+  int32_t *b = malloc((size_t)N * 4);
+  for (int64_t i = 0; i < N; i++)
+    b[i] = (int32_t)rnd_int(-20000, 20000);
+  emit(g, "  %%%s = constant {value = dense<", name);
+  hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
+  emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+       (long long)N);
+  free(b);
+}
+
 /* ---- qconv2d ------------------------------------------------------------- */
 
 static void gen_qconv(gen *g) {
@@ -261,16 +273,8 @@ static void gen_qconv(gen *g) {
     emit(g, ">\n");
     free(d);
   }
-  if (bias_mode >= 2) {
-    int32_t *b = malloc((size_t)M * 4);
-    for (int64_t i = 0; i < M; i++)
-      b[i] = (int32_t)rnd_int(-20000, 20000);
-    emit(g, "  %%b = constant {value = dense<");
-    hex_bytes(g, (const uint8_t *)b, (size_t)M * 4);
-    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)M,
-         (long long)M);
-    free(b);
-  }
+  if (bias_mode >= 2)
+    emit_bias(g, "b", M);
   emit(g, "  %%y = qconv2d %%x, %%w%s {group = %lld, strides = [%lld, %lld], "
           "dilations = [%lld, %lld], pads = [%lld, %lld, %lld, %lld]",
        bias_mode ? ", %b" : "", (long long)G, (long long)sh, (long long)sw,
@@ -289,18 +293,6 @@ static void gen_qconv(gen *g) {
     qtype(g, yu8, sy, zpy);
   emit(g, ">\n  return %%y\n}\n");
   free(w);
-}
-
-/* %c = a constant i32 bias of N random values in [-20000, 20000]. */
-static void emit_bias(gen *g, int64_t N) {
-  int32_t *b = malloc((size_t)N * 4);
-  for (int64_t i = 0; i < N; i++)
-    b[i] = (int32_t)rnd_int(-20000, 20000);
-  emit(g, "  %%c = constant {value = dense<");
-  hex_bytes(g, (const uint8_t *)b, (size_t)N * 4);
-  emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
-       (long long)N);
-  free(b);
 }
 
 /* ---- qmatmul ------------------------------------------------------------- */
@@ -446,7 +438,7 @@ static void gen_qmatmul_act(gen *g) {
     emit(g, ">\n");
   }
   if (bias)
-    emit_bias(g, N);
+    emit_bias(g, "c", N);
   emit(g, "  %%y = qmatmul %%a, %s%s {", btrans ? "%b" : "%b0",
        bias ? ", %c" : "");
   if (!raw) {
@@ -627,7 +619,7 @@ static void gen_epi(gen *g) {
   wtype(g, w, 1);
   emit(g, ">\n");
   if (bias)
-    emit_bias(g, N);
+    emit_bias(g, "c", N);
   emit(g, "  %%v0 = qmatmul %%a, %%b%s {", bias ? ", %c" : "");
   bool fixed;
   requant_attrs(g, &fixed, sx, w, sy, N, rounding, yu8);
