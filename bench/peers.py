@@ -9,7 +9,7 @@ the same float ONNX models and calibration samples, in one run.
                         [--threads 1,2] [--rounds N] [--round-ms MS]
                         [--stat median|least]
                         [--isa amx,avx512-vnni] [--work DIR] [--md FILE]
-                        [--zoo] [--quick]
+                        [--zoo] [--quick] [--no-amx]
 
 Every row the benchmark page needs, in one run (ResNet-18, MobileNetV2
 and the model zoo's CNNs; 1 and 2 threads; Quill's amx and avx512-vnni
@@ -25,6 +25,16 @@ vpmaddwd), what an AVX2-only CPU runs. onnxruntime has no option to pick
 its MLAS kernels (it takes the best the CPU has, AMX here), so that row
 compares Quill's AVX2 code with onnxruntime's default, not with its AVX2
 kernels.
+
+--no-amx runs every engine as on a CPU without AMX (an AMD Zen 4, an
+AMX-less Xeon): on an AMX machine the peers otherwise use AMX, and
+Quill's forced avx512-vnni path would be compared with AMX kernels. The
+script runs itself again with bench/noamx.c preloaded (the request for
+AMX's tile state fails, so onnxruntime's MLAS and oneDNN fall back to
+their AVX-512 VNNI kernels) and ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI;
+Quill's path defaults to avx512-vnni, and --md writes its own section:
+
+  "$PPY" bench/peers.py --no-amx --work /tmp/peers --md docs/benchmarks.md
 
 Models. A torchvision name (resnet18, mobilenet_v2, ...) is exported by
 bench/export_torchvision.py with Debian's python3 (PyTorch 1.13): random
@@ -102,6 +112,8 @@ SYSPY = "/usr/bin/python3"  # Debian's: PyTorch 1.13 + torchvision
 N_CALIB = 8
 BEGIN = "<!-- bench/peers.py results: begin -->"
 END = "<!-- bench/peers.py results: end -->"
+BEGIN_NOAMX = "<!-- bench/peers.py --no-amx results: begin -->"
+END_NOAMX = "<!-- bench/peers.py --no-amx results: end -->"
 PRETTY = {"resnet18": "ResNet-18", "mobilenet_v2": "MobileNetV2",
           "tiny": "tiny CNN"}
 # --zoo: the CNNs of the model zoo (docs/model-zoo.md), exported here as
@@ -518,6 +530,13 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
                  peaks[0][0], peaks[1][0],
                  "; AMX tdpbusd %.0f GMAC/s" % max(peaks[0][1], peaks[1][1])
                  if peaks[0][1] else "", load))
+    if a.no_amx:
+        o.append("")
+        o.append("Every engine ran as on a CPU without AMX (`--no-amx`): "
+                 "the process's request for AMX's tile state was refused "
+                 "(bench/noamx.c) and oneDNN was limited to AVX512_CORE_VNNI, "
+                 "so onnxruntime, OpenVINO and PyTorch used the kernels "
+                 "they run on an AMD Zen 4, and Quill its avx512-vnni path.")
     for n in notes:
         o.append("")
         o.append("Note: " + n)
@@ -582,6 +601,24 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
 
 # ---- main -------------------------------------------------------------------
 
+def without_amx(build):
+    """Runs this script again with every engine denied AMX: bench/noamx.c
+    (built as libbench-noamx.so) preloaded, so the process's request for
+    the tile state fails and onnxruntime's MLAS and oneDNN pick their
+    AVX-512 VNNI kernels, as on an AMD Zen 4; oneDNN's ONEDNN_MAX_CPU_ISA
+    says the same to OpenVINO and PyTorch. The helper processes inherit
+    both."""
+    lib = os.path.join(build, "libbench-noamx.so")
+    if not os.path.exists(lib):
+        sys.exit("peers.py: %s is missing (cmake --build %s --target "
+                 "bench-noamx)" % (lib, build))
+    env = dict(os.environ, QUILL_PEERS_NOAMX="1",
+               ONEDNN_MAX_CPU_ISA="AVX512_CORE_VNNI",
+               LD_PRELOAD=" ".join(p for p in (
+                   lib, os.environ.get("LD_PRELOAD", "")) if p))
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -593,9 +630,13 @@ def main():
     ap.add_argument("--round-ms", type=float, default=250.0)
     ap.add_argument("--stat", choices=("median", "least"), default="median",
                     help="an engine's time from its rounds' times")
-    ap.add_argument("--isa", default="amx,avx512-vnni",
+    ap.add_argument("--isa", default="",
                     help="Quill instruction paths to time (those the host "
-                    "lacks are left out)")
+                    "lacks are left out; default amx,avx512-vnni, with "
+                    "--no-amx avx512-vnni)")
+    ap.add_argument("--no-amx", action="store_true",
+                    help="every engine as on a CPU without AMX "
+                    "(bench/noamx.c); its own section of --md")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--work", default="",
                     help="directory for models (default: a temporary one)")
@@ -607,6 +648,10 @@ def main():
                     help="also the model zoo's CNNs (%s)" % ", ".join(
                         ZOO_CNNS))
     a = ap.parse_args()
+    if a.no_amx and os.environ.get("QUILL_PEERS_NOAMX") != "1":
+        without_amx(a.build)  # runs this script again, never returns
+    if not a.isa:
+        a.isa = "avx512-vnni" if a.no_amx else "amx,avx512-vnni"
     t_start = time.time()
     a.load0 = "%.1f" % os.getloadavg()[0]
     if a.quick:
@@ -693,7 +738,9 @@ def main():
     print("peers.py: %d model(s), %d engine(s), threads %s: %.1f min" % (
         len(models), len(engines), a.threads, a.minutes), file=sys.stderr)
     if a.md:
-        md_section.write_between(a.md, text, BEGIN, END)
+        md_section.write_between(a.md, text,
+                                 BEGIN_NOAMX if a.no_amx else BEGIN,
+                                 END_NOAMX if a.no_amx else END)
     quill_missing = [m.name for m in models for t in threads
                      if not any((m.name, t, e.name) in times
                                 for e in engines
