@@ -454,12 +454,18 @@ class Remote:
         self.eng, self.m, self.p, self.threads = eng, m, p, threads
 
     def batch_ms(self, round_ms):
-        return float(self.eng.ask(self.p, "run %d %g" % (self.threads,
-                                                        round_ms)))
+        r = self.eng.ask(self.p, "run %d %g" % (self.threads, round_ms))
+        try:
+            return float(r)
+        except ValueError:
+            raise RuntimeError("the PyTorch helper failed (see its "
+                               "traceback above)") from None
 
     def __call__(self, x):
         out = os.path.join(self.m.dir, "torch_output.npy")
-        self.eng.ask(self.p, "output " + out)
+        if self.eng.ask(self.p, "output " + out) != "ok":
+            raise RuntimeError("the PyTorch helper failed (see its "
+                               "traceback above)")
         return [np.load(out)]
 
 
@@ -718,7 +724,17 @@ def main():
             for r in range(a.rounds):
                 k = r % max(1, len(names))
                 for n in names[k:] + names[:k]:
-                    per[n].append(batch_ms(runs[n], m.x, a.round_ms))
+                    if n not in runs:
+                        continue
+                    try:
+                        per[n].append(batch_ms(runs[n], m.x, a.round_ms))
+                    except Exception as ex:  # an engine failing mid-run
+                        msg = "%s on %s, %d thread(s): %s." % (
+                            n, m.name, t, first_line(ex))
+                        notes.append(msg)
+                        print(msg, file=sys.stderr)
+                        del runs[n]
+            names = [n for n in names if n in runs]
             for n in names:
                 times[(m.name, t, n)] = (statistics.median(per[n])
                                          if a.stat == "median"
@@ -730,7 +746,10 @@ def main():
     peaks.append(peak_gmacs(a.build))
     for (mn, en), p in list(arts.items()):
         if isinstance(p, subprocess.Popen):
-            p.stdin.close()
+            try:
+                p.stdin.close()
+            except OSError:  # a helper that died mid-run
+                pass
             p.wait()
     a.minutes = (time.time() - t_start) / 60
     text = report(models, engines, threads, times, sqnr, peaks, notes, a)
