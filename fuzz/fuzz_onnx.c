@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ctx)
     return 0;
   quill_diag_set_handler(ctx, fuzz_silent, NULL);
-  quill_onnx_options opts = {NULL, 0, "/nonexistent-quill-fuzz-dir", NULL, 0};
+  quill_onnx_options opts = {.base_dir = "/nonexistent-quill-fuzz-dir"};
   quill_module *m = quill_onnx_import_buffer(ctx, data, size, "fuzz.onnx",
                                              &opts);
   if (!m) {

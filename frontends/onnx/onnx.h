@@ -54,6 +54,13 @@ typedef struct quill_onnx_options {
    * the call. */
   const quill_onnx_binding *bindings;
   unsigned num_bindings;
+  /* Keep each LSTM node that Quill's `lstm` op can state (one forward
+   * layer; zero or absent initial states; the default activations; no
+   * peepholes, clip or input_forget; Y_c unused) as one `lstm` op, for
+   * the TFLite target's UNIDIRECTIONAL_SEQUENCE_LSTM. false: every RNN,
+   * GRU and LSTM node is unrolled into gemm, slice, sigmoid, tanh, mul and
+   * add, which every target and the quantizer take. */
+  bool rnn_ops;
 } quill_onnx_options;
 
 /* Import the model in file `path`. opts may be NULL. Returns a new module

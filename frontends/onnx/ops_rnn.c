@@ -33,6 +33,12 @@
  * (only when used), Y_h and Y_c [dirs, batch, hid]; layout 1 (batch first)
  * transposes X in and the outputs out.
  *
+ * With quill_onnx_options.rnn_ops, an LSTM node that Quill's `lstm` op
+ * states (one forward layer from zero states, the default activations, no
+ * peepholes, Y_c unused) becomes that one op instead (Y its result
+ * reshaped, Y_h its last step), for the TFLite target's
+ * UNIDIRECTIONAL_SEQUENCE_LSTM; any other node is unrolled as above.
+ *
  * Not supported, each with an error naming the node: sequence_lens other
  * than the full length for every batch entry, `clip`, LSTM's
  * `input_forget`, activations other than Sigmoid, Tanh, Relu, HardSigmoid
@@ -591,6 +597,58 @@ static quill_status run_dir(rnn *r, unsigned dir, quill_value *x2, bool want_y,
   return st;
 }
 
+/* ---- LSTM as one op (quill_onnx_options.rnn_ops) -------------------------- */
+
+/* Whether node r is what Quill's lstm op states: one forward layer from
+ * zero states, sigmoid gates and tanh cell input and output, no
+ * peepholes, and no use of Y_c (the op yields Y; Y_h is its last step). */
+static bool fits_lstm_op(rnn *r) {
+  static const quill_opcode want[3] = {QUILL_OP_SIGMOID, QUILL_OP_TANH,
+                                       QUILL_OP_TANH};
+  onnx_importer *im = r->im;
+  const onnx_node *n = &r->n;
+  quill_value *h0 = onnx_opt_input(n, 5), *c0 = onnx_opt_input(n, 6);
+  if (!im->opts || !im->opts->rnn_ops || r->kind != RNN_LSTM ||
+      r->ndir != 1 || r->reverse || onnx_opt_input(n, 7) ||
+      onnx_output_used(im, n, 2) || (h0 && !is_zero_constant(h0)) ||
+      (c0 && !is_zero_constant(c0)))
+    return false;
+  for (unsigned i = 0; i < 3; i++)
+    if (r->act[0][i].opc != want[i])
+      return false;
+  return true;
+}
+
+/* Node r as one lstm op on x ([seq, batch, in], time major); Y and Y_h
+ * are cut from its result. */
+static quill_status import_lstm_op(rnn *r, quill_value *x) {
+  onnx_importer *im = r->im;
+  const onnx_node *n = &r->n;
+  int64_t S = r->seq, B = r->batch, H = r->hid;
+  quill_value *ops[4], *y, *v;
+  unsigned nops = 3;
+  ops[0] = x;
+  if (take_dir(r, n->in[1], 0, &ops[1]) || take_dir(r, n->in[2], 0, &ops[2]))
+    return QUILL_ERR_INVALID;
+  if ((v = onnx_opt_input(n, 3)) && take_dir(r, v, 0, &ops[nops++]))
+    return QUILL_ERR_INVALID;
+  int64_t yd[3] = {S, B, H}, y4[4] = {S, 1, B, H}, h3[3] = {1, B, H};
+  static const int64_t swap01[3] = {1, 0, 2}, y_perm[4] = {2, 0, 1, 3};
+  if (emit(r, QUILL_OP_LSTM, nops, ops, 3, yd, 0, NULL, &y))
+    return QUILL_ERR_INVALID;
+  if (onnx_output_used(im, n, 0) &&
+      (reshape(r, y, 4, y4, &v) ||
+       (r->batch_first && transpose(r, v, 4, y_perm, &v)) ||
+       onnx_set_output(im, n, 0, v)))
+    return QUILL_ERR_INVALID;
+  if (onnx_output_used(im, n, 1) &&
+      (slice(r, y, 0, S - 1, S, &v) || reshape(r, v, 3, h3, &v) ||
+       (r->batch_first && transpose(r, v, 3, swap01, &v)) ||
+       onnx_set_output(im, n, 1, v)))
+    return QUILL_ERR_INVALID;
+  return QUILL_OK;
+}
+
 /* ---- the node ----------------------------------------------------------- */
 
 /* RNN, GRU, LSTM. */
@@ -606,6 +664,10 @@ quill_status onnx_import_rnn(onnx_importer *im, const onnx_node *n) {
   quill_value *x = n->in[0], *x2;
   static const int64_t swap01[3] = {1, 0, 2};
   int64_t d2[2] = {r.seq * r.batch, r.in};
+  if (fits_lstm_op(&r))
+    return (layout && transpose(&r, x, 3, swap01, &x))
+               ? QUILL_ERR_INVALID
+               : import_lstm_op(&r, x);
   r.h0 = onnx_opt_input(n, 5);
   r.c0 = r.kind == RNN_LSTM ? onnx_opt_input(n, 6) : NULL;
   if ((layout && transpose(&r, x, 3, swap01, &x)) ||

@@ -190,7 +190,7 @@ static void test_bind_weight(bool with_init) {
   quill_tensor_set_f64(&w, 0, 1.5);
   quill_tensor_set_f64(&w, 1, -2.5);
   quill_onnx_binding b = {"w", &w};
-  quill_onnx_options o = {NULL, 0, NULL, &b, 1};
+  quill_onnx_options o = {.bindings = &b, .num_bindings = 1};
   quill_module *m = quill_onnx_import_buffer(ctx, buf, len, "add", &o);
   CHECK(m != NULL);
   CHECK(d.errors == 0);
@@ -221,7 +221,7 @@ static void test_bind_quant_params(void) {
   quill_tensor_set_f64(&s, 0, 0.25);
   quill_tensor_set_i64(&z, 0, 3);
   quill_onnx_binding b[] = {{"s", &s}, {"z", &z}};
-  quill_onnx_options o = {NULL, 0, NULL, b, 2};
+  quill_onnx_options o = {.bindings = b, .num_bindings = 2};
   quill_module *m = quill_onnx_import_buffer(ctx, buf, len, "deq", &o);
   CHECK(m != NULL);
   if (m) {
@@ -274,7 +274,7 @@ static void test_bad_bindings(void) {
                             : cases[i].which == 2 ? &broken
                                                   : NULL;
     quill_onnx_binding b = {cases[i].name, v};
-    quill_onnx_options o = {NULL, 0, NULL, &b, 1};
+    quill_onnx_options o = {.bindings = &b, .num_bindings = 1};
     d.errors = 0;
     quill_module *m = quill_onnx_import_buffer(ctx, buf, len, "add", &o);
     CHECK(m == NULL);

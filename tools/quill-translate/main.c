@@ -47,6 +47,9 @@ static void usage(FILE *out) {
         "                           a constant. May be repeated\n"
         "  --base-dir DIR           directory for external tensor data\n"
         "                           (default: the model's directory)\n"
+        "  --rnn-ops                keep LSTM nodes that the lstm op states\n"
+        "                           as one op (for --export-tflite) instead\n"
+        "                           of unrolling them\n"
         "  --export-onnx FILE       write the graph as an ONNX model\n"
         "  --graph NAME             the graph to export (default: the only\n"
         "                           one, or @main)\n"
@@ -145,6 +148,7 @@ static int translate_main(int argc, char **argv) {
   const char **consts = calloc((size_t)argc, sizeof *consts);
   unsigned nshapes = 0, nconsts = 0;
   bool print_locs = false;
+  bool rnn_ops = false; /* --rnn-ops: LSTM nodes as lstm ops */
   quill_onnx_export_options eo = {0, false};
   int rc = 1;
   quill_context *ctx = NULL;
@@ -212,6 +216,8 @@ static int translate_main(int argc, char **argv) {
       tflite_path = val;
     } else if (!strcmp(a, "--dump-tflite")) {
       dump_path = val;
+    } else if (!strcmp(a, "--rnn-ops")) {
+      rnn_ops = true;
     } else if (!strcmp(a, "--allow-custom-ops")) {
       to.allow_custom_ops = true;
     } else if (!strcmp(a, "--graph")) {
@@ -297,7 +303,8 @@ static int translate_main(int argc, char **argv) {
     if (quill_onnx_tensor_read_file(ctx, eq + 1, &tensors[i], NULL))
       goto done;
   }
-  quill_onnx_options opts = {shapes, nshapes, base_dir, bindings, nconsts};
+  quill_onnx_options opts = {shapes, nshapes, base_dir, bindings, nconsts,
+                             rnn_ops};
   m = model ? quill_onnx_import_file(ctx, model, &opts) : load_qir(ctx, qir);
   rc = m ? 0 : 1;
   if (m && export_path) {

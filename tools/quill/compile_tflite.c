@@ -13,7 +13,8 @@
  *     float model, --backend + --calib: quill quantize's pipeline
  *       (passes/quantize_pipeline.h, all stages: the integer form)
  *     float model without --backend: fold-batchnorm, fuse-activation
- *       (a float .tflite)
+ *       (a float .tflite; ONNX LSTM nodes that Quill's lstm op states
+ *       imported as that op: one UNIDIRECTIONAL_SEQUENCE_LSTM each)
  *     already quantized model (QDQ ONNX, integer .qir): its FUSE stage
  *       (fuse-qdq{backend}, dce; backend tflite-int8 unless given)
  *   --> quill_tflite_export_file (the int8 spec is checked there; reference
@@ -270,6 +271,7 @@ int quill_tool_compile_tflite(int argc, char **argv) {
   memset(&oo, 0, sizeof oo);
   oo.input_shapes = a.shapes;
   oo.num_input_shapes = a.nshapes;
+  oo.rnn_ops = !a.backend; /* a float .tflite: LSTMs as one TFLite op */
   quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
   if (m) {
     bool quantized = is_quantized(m);

@@ -2,7 +2,8 @@
 
 Usage:
     /usr/bin/python3 rnn_models.py make OUTDIR NAME...   # OUTDIR/NAME.onnx
-    /usr/bin/python3 rnn_models.py check QUILL OUTDIR    # the value matrix
+    /usr/bin/python3 rnn_models.py check QUILL OUTDIR [QUILL_TRANSLATE]
+                                                    # the value matrix
 
 `make` writes the small models whose imported IR or diagnostics the lit
 test checks (functions `m_<NAME>` below). `check` builds one model per
@@ -111,8 +112,10 @@ def reference(op, x, w, r, b, h0, c0, p, direction, layout, lbr, acts,
 def build(op, seq, batch, inp, hid, direction="forward", layout=0,
           bias=True, init_state=False, peep=False, lbr=0, acts=None,
           alphas=(), betas=(), seq_lens=None, weights_as_inputs=False,
-          seed=0, **extra):
-    """(model, feeds {name: array}, reference outputs)."""
+          zero_state=False, nout=None, seed=0, **extra):
+    """(model, feeds {name: array}, reference outputs). zero_state: the
+    initial states as all-zero initializers; nout: only the first nout
+    outputs (Y, Y_h, Y_c)."""
     rng = np.random.default_rng(seed)
     nd = 2 if direction == "bidirectional" else 1
     g = GATES[op]
@@ -133,6 +136,13 @@ def build(op, seq, batch, inp, hid, direction="forward", layout=0,
         ins[4] = "lens"
         inits.append(numpy_helper.from_array(
             np.asarray(seq_lens, np.int32), "lens"))
+    if zero_state:
+        ins[5] = "h0"
+        inits.append(numpy_helper.from_array(np.zeros(hs, np.float32), "h0"))
+        if op == "LSTM":
+            ins[6] = "c0"
+            inits.append(numpy_helper.from_array(np.zeros(hs, np.float32),
+                                                 "c0"))
     if init_state:
         ins[5] = "h0"
         feeds["h0"] = h0
@@ -162,7 +172,7 @@ def build(op, seq, batch, inp, hid, direction="forward", layout=0,
         attrs["activation_alpha"] = list(alphas)
     if betas:
         attrs["activation_beta"] = list(betas)
-    outs = ["y", "yh", "yc"][:NOUT[op]]
+    outs = ["y", "yh", "yc"][:nout or NOUT[op]]
     nodes = [helper.make_node(op, ins, outs, name="rnn", **attrs)]
     gin = [helper.make_tensor_value_info(k, F, v.shape)
            for k, v in feeds.items()]
@@ -177,7 +187,7 @@ def build(op, seq, batch, inp, hid, direction="forward", layout=0,
         return m, feeds, None  # an error case
     want = reference(op, x.astype(np.float64), w, r, b, h0, c0, p, direction,
                      layout, lbr, acts, list(alphas), list(betas))
-    return m, feeds, want
+    return m, feeds, want[:nout or NOUT[op]]
 
 
 # ---- models for the IR and diagnostics checks --------------------------------
@@ -192,6 +202,10 @@ def m_gru_lbr():
 
 def m_rnn_bidir_batchwise():
     return build("RNN", 2, 1, 2, 2, direction="bidirectional", layout=1)[0]
+
+
+def m_lstm_y_batchwise():
+    return build("LSTM", 2, 1, 3, 2, layout=1, nout=2)[0]
 
 
 def m_lstm_clip():
@@ -253,15 +267,38 @@ CONFIGS = [
           acts=["Sigmoid", "Tanh", "Tanh", "HardSigmoid", "Relu", "Tanh"])),
     ("lstm_weights_as_inputs", "LSTM", 3, 2, 3, 4,
      dict(weights_as_inputs=True, init_state=True)),
+    # with --rnn-ops, the forms Quill's lstm op states (one forward layer,
+    # zero states, Y_c unused)
+    ("lstm_y", "LSTM", 4, 2, 3, 5, dict(nout=1)),
+    ("lstm_y_yh_batchwise", "LSTM", 3, 2, 3, 4, dict(nout=2, layout=1)),
+    ("lstm_nobias_zero_state", "LSTM", 3, 1, 2, 3,
+     dict(nout=2, bias=False, zero_state=True)),
 ]
 
 
-def check(quill, outdir):
+def check(quill, outdir, translate=None):
+    """Every configuration through `quill run` of the ONNX file, or with
+    translate (quill-translate), imported with --rnn-ops to a .qir first
+    (the line then says whether the node became one lstm op)."""
     bad = 0
     for name, op, seq, batch, inp, hid, kw in CONFIGS:
         m, feeds, want = build(op, seq, batch, inp, hid, **kw)
         path = os.path.join(outdir, name + ".onnx")
         onnx.save(m, path)
+        form = ""
+        if translate:
+            qir = os.path.join(outdir, name + ".qir")
+            p = subprocess.run([translate, "--import-onnx", path,
+                                "--rnn-ops", "-o", qir],
+                               capture_output=True, text=True)
+            if p.returncode:
+                print("FAIL %s: import exited %d: %s" % (
+                    name, p.returncode, p.stderr.strip()))
+                bad += 1
+                continue
+            path = qir
+            form = (" lstm-op" if " = lstm " in open(qir).read()
+                    else " unrolled")
         args = [quill, "run", path]
         for k, v in feeds.items():
             f = os.path.join(outdir, "%s.%s.npy" % (name, k))
@@ -290,13 +327,13 @@ def check(quill, outdir):
             bad += 1
             print("FAIL %s max-err %.3g" % (name, err))
         else:
-            print("ok %s max-err<=1e-5" % name)
+            print("ok %s%s max-err<=1e-5" % (name, form))
     return 1 if bad else 0
 
 
 def main():
     if sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
+        sys.exit(check(*sys.argv[2:5]))
     out = sys.argv[2]
     for name in sys.argv[3:]:
         onnx.save(globals()["m_" + name](), os.path.join(out, name + ".onnx"))
