@@ -29,6 +29,12 @@ Engines:
                   variant with more `quill quantize` options (e.g.
                   "x86-vnni --bias-correction"; BACKEND may be a config
                   file, named by its file name in the table)
+  aimet           AIMET-ONNX's QuantizationSimModel, int8, min_max (its
+                  default; aimet-tfe: tf_enhanced), run in its simulation
+                  session; quark: AMD Quark's A8W8 QConfig (quark-adaround:
+                  A8W8_ADAROUND), its QDQ model in onnxruntime. Both
+                  install from PyPI (pip install aimet-onnx amd-quark, a
+                  venv of their own: they pull PyTorch)
   ort int8        onnxruntime quantize_static, QDQ, per-channel s8 weights,
                   u8 activations, MinMax (its default)
   openvino int8   nncf.quantize (default preset) on the ONNX model, when
@@ -145,11 +151,10 @@ def quill_engine(build, model, spec, calib_dir, work):
     return run, prep
 
 
-def ort_int8_engine(model, calib, work):
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
-                                          QuantType, quantize_static)
-    out = os.path.join(work, "ort-int8.onnx")
-    t = time.perf_counter()
+def calib_reader(calib):
+    """onnxruntime's CalibrationDataReader over the calibration lines (the
+    form onnxruntime's and Quark's quantizers read)."""
+    from onnxruntime.quantization import CalibrationDataReader
 
     class Reader(CalibrationDataReader):
         def __init__(self):
@@ -157,7 +162,14 @@ def ort_int8_engine(model, calib, work):
 
         def get_next(self):
             return next(self.it, None)
-    quantize_static(model, out, Reader(), quant_format=QuantFormat.QDQ,
+    return Reader()
+
+
+def ort_int8_engine(model, calib, work):
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+    out = os.path.join(work, "ort-int8.onnx")
+    t = time.perf_counter()
+    quantize_static(model, out, calib_reader(calib), quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
     s = ort_session(out)
@@ -197,6 +209,32 @@ def openvino_engine(model, calib, mode="default", calib_labels=None, chars=None)
     return (lambda x: c(x)[0]), time.perf_counter() - t
 
 
+def aimet_engine(model, calib, scheme):
+    """AIMET-ONNX's QuantizationSimModel (int8 weights and activations, its
+    default config file) calibrated with quant scheme `scheme` (min_max,
+    AIMET's default, or tf_enhanced, its SQNR-searched ranges), evaluated as
+    AIMET users do: its simulation session (fake quantization in float)."""
+    from aimet_onnx.quantsim import QuantizationSimModel
+    t = time.perf_counter()
+    sim = QuantizationSimModel(onnx.load(model), param_type="int8",
+                               activation_type="int8", quant_scheme=scheme)
+    sim.compute_encodings([{"x": c[None]} for c in calib])
+    return (lambda x: sim.session.run(None, {"x": x})[0]), time.perf_counter() - t
+
+
+def quark_engine(model, calib, work, qconfig):
+    """AMD Quark for ONNX: ModelQuantizer with one of its shipped QConfigs
+    (A8W8: int8 symmetric activations and weights, MinMax; A8W8_ADAROUND:
+    the same with AdaRound), its QDQ model run in onnxruntime."""
+    import quark.onnx as quark
+    out = os.path.join(work, "quark-%s.onnx" % qconfig.lower())
+    t = time.perf_counter()
+    quark.ModelQuantizer(getattr(quark, qconfig + "_QCONFIG")).quantize_model(
+        model, out, calib_reader(calib))
+    s = ort_session(out)
+    return (lambda x: s.run(None, {"x": x})[0]), time.perf_counter() - t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -208,7 +246,8 @@ def main():
                     help="a Quill variant: 'BACKEND [quantize options]' (repeatable)")
     ap.add_argument("--peers", default="ort,openvino",
                     help="peer engines to run: ort, openvino, openvino-mixed, "
-                         "openvino-aa (comma list, '' for none)")
+                         "openvino-aa, aimet, aimet-tfe, quark, quark-adaround "
+                         "(comma list, '' for none)")
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--tables",
@@ -275,6 +314,24 @@ def main():
             pass
         except Exception as e:  # noqa: BLE001
             engines.append(("OpenVINO + %s" % what, e, 0.0))
+
+    for peer, scheme in (("aimet", "min_max"), ("aimet-tfe", "tf_enhanced")):
+        if peer in peers:
+            try:
+                import aimet_onnx
+                run, prep = aimet_engine(model, calib, scheme)
+                engines.append(("AIMET-ONNX %s QuantizationSimModel, %s" % (
+                    aimet_onnx.__version__, scheme), run, prep))
+            except Exception as e:  # noqa: BLE001
+                engines.append(("AIMET-ONNX, %s" % scheme, e, 0.0))
+    for peer, qc in (("quark", "A8W8"), ("quark-adaround", "A8W8_ADAROUND")):
+        if peer in peers:
+            try:
+                import quark
+                run, prep = quark_engine(model, calib, work, qc)
+                engines.append(("AMD Quark %s %s" % (quark.__version__, qc), run, prep))
+            except Exception as e:  # noqa: BLE001
+                engines.append(("AMD Quark %s" % qc, e, 0.0))
 
     rows, ref_ids = [], None
     for name, run, prep in engines:
