@@ -73,13 +73,17 @@ def main():
             print("FAIL quantize %s: %s" % (base, p.stderr.strip()))
             return 1
         lines.append("%s 0 %d no %s" % (name, opt, what))
-    # the hand-checked model of int16x8.test (conv + relu, qadd, MEAN with
-    # rescaling, fully connected)
+    # hand-checked integer IR: the model of int16x8.test (conv + relu,
+    # qadd, MEAN with rescaling, fully connected), and a qadd whose scales
+    # are not f32 values (multipliers from their f32 roundings)
     here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "i16x8_ops.qir")) as f, \
-            open(os.path.join(out, "i16x8_ops.qir"), "w") as g:
-        g.write(f.read())
-    lines.append("i16x8_ops 0 2 no CONV_2D + ADD + MEAN + FULLY_CONNECTED 16x8")
+    for name, opt, what in (
+            ("i16x8_ops", 2, "CONV_2D + ADD + MEAN + FULLY_CONNECTED 16x8"),
+            ("qadd_f64_scales", 2, "ADD int16, scales that are not f32 values")):
+        with open(os.path.join(here, name + ".qir")) as f, \
+                open(os.path.join(out, name + ".qir"), "w") as g:
+            g.write(f.read())
+        lines.append("%s 0 %d no %s" % (name, opt, what))
     with open(os.path.join(out, "manifest.txt"), "w") as m:
         m.write("\n".join(lines) + "\n")
     return 0
