@@ -222,7 +222,15 @@ int quill_qadd_left_shift(unsigned bits) { return bits <= 8 ? 20 : 15; }
 
 bool quill_qadd_params_compute(double s_a, double s_b, double s_y,
                                int left_shift, quill_qadd_params *p) {
-  double fa = (float)s_a, fb = (float)s_b, fy = (float)s_y;
+  /* The f32 scales as TFLite stores them. Written as `double fa =
+   * (float)s_a, fb = (float)s_b` GCC 12.2 at -O2 (its SLP vectorizer)
+   * compared the rounded floats but divided the unrounded doubles: with
+   * scales that are not f32 values the multipliers left TFLite's by ~2e-8
+   * relative (one step on 30 of 200704 int16 ADD results of ResNet-18,
+   * test/targets/tflite/Inputs/qadd_f64_scales.qir). The volatile stores
+   * keep each rounding. */
+  volatile float va = (float)s_a, vb = (float)s_b, vy = (float)s_y;
+  double fa = va, fb = vb, fy = vy;
   double twice = 2.0 * (fa > fb ? fa : fb);
   double real[3] = {fa / twice, fb / twice,
                     twice / (ldexp(1.0, left_shift) * fy)};

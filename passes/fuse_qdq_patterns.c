@@ -195,6 +195,13 @@ static quill_match_result emit_linear(const quill_pattern *p,
   const quill_attr *wc = l->w_attr ? l->w_attr : quill_value_constant(l->w);
   bool wide = quill_fqdq_acc_bound(xe, wt, wc, l->opc == QUILL_OP_QCONV2D,
                                    battr) > (double)INT32_MAX;
+  /* TFLite's 16x8 kernels (16-bit activations) always sum in int64 and
+   * requantize through the int64 MultiplyByQuantizedMultiplier (its 16-bit
+   * multiplier), whatever the sum's size: with TFLite's numerics, a 16-bit
+   * x takes the i64 accumulator and its requantization too. */
+  if (q && f->fixed && quill_fqdq_rounding(f, q) == QUILL_ROUND_TFLITE &&
+      quill_type_bit_width(xe) == 16)
+    wide = true;
   if (wide && !q)
     return quill_rewriter_fail(rw, root, "the worst-case accumulator does not "
                                          "fit in int32 and the result would "

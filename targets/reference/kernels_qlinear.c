@@ -317,37 +317,73 @@ static void acc_release(quill_context *ctx, int32_t *acc, bool raw, size_t n) {
 /* ---- qconv2d ------------------------------------------------------------ */
 
 /* Exact int64 direct convolution (wide storage): acc modulo 2^32, or
- * acc64 whole (an int64 accumulator). */
-static void qconv_direct(const quill_ref_conv_geom *g, const quill_tensor *x,
-                         int64_t zx, const quill_tensor *w,
-                         const quill_ref_qinfo *wq, int32_t *acc,
-                         int64_t *acc64) {
+ * acc64 whole (an int64 accumulator). The centered operands are copied to
+ * int64 arrays once; each output plane then adds weight x shifted input
+ * row, a contiguous loop the compiler vectorizes (16-bit ResNet-18 in
+ * seconds; element by element with the index arithmetic inside, minutes).
+ * Sums wrap modulo 2^64 (uint64), which an int64 accumulator never
+ * reaches and the modulo-2^32 one does not see. */
+static quill_status qconv_direct(quill_context *ctx,
+                                 const quill_ref_conv_geom *g,
+                                 const quill_tensor *x, int64_t zx,
+                                 const quill_tensor *w,
+                                 const quill_ref_qinfo *wq, int32_t *acc,
+                                 int64_t *acc64) {
   size_t K = g->Cg * g->kh * g->kw;
-  for (size_t n = 0; n < g->N; n++)
+  size_t nx = g->N * g->C * g->H * g->W, nw = g->M * K;
+  size_t plane = g->OH * g->OW;
+  uint64_t *xs = quill_alloc(ctx, (nx ? nx : 1) * sizeof *xs);
+  uint64_t *ws = quill_alloc(ctx, (nw ? nw : 1) * sizeof *ws);
+  uint64_t *sum = quill_alloc(ctx, (plane ? plane : 1) * sizeof *sum);
+  quill_status st = xs && ws && sum ? QUILL_OK : QUILL_ERR_NOMEM;
+  for (size_t i = 0; !st && i < nx; i++)
+    xs[i] = (uint64_t)(quill_tensor_get_i64(x, i) - zx);
+  for (size_t m = 0; !st && m < g->M; m++) {
+    int64_t zw = wq->zps[quill_ref_qchannel(wq, m * K)];
+    for (size_t k = 0; k < K; k++)
+      ws[m * K + k] = (uint64_t)(quill_tensor_get_i64(w, m * K + k) - zw);
+  }
+  for (size_t n = 0; !st && n < g->N; n++)
     for (size_t m = 0; m < g->M; m++) {
       size_t gr = m / g->Mg;
-      int64_t zw = wq->zps[quill_ref_qchannel(wq, m * K)];
-      for (size_t oh = 0; oh < g->OH; oh++)
-        for (size_t ow = 0; ow < g->OW; ow++) {
-          uint64_t sum = 0;
-          for (size_t c = 0; c < g->Cg; c++)
-            for (size_t i = 0; i < g->kh; i++)
-              for (size_t j = 0; j < g->kw; j++) {
-                int64_t ih = (int64_t)oh * g->sh - g->pt + (int64_t)i * g->dh;
-                int64_t iw = (int64_t)ow * g->sw - g->pl + (int64_t)j * g->dw;
-                if (ih < 0 || iw < 0 || ih >= (int64_t)g->H ||
-                    iw >= (int64_t)g->W)
-                  continue;
-                size_t xi = ((n * g->C + gr * g->Cg + c) * g->H + (size_t)ih) *
-                                g->W + (size_t)iw;
-                size_t wi = m * K + (c * g->kh + i) * g->kw + j;
-                sum += (uint64_t)(quill_tensor_get_i64(x, xi) - zx) *
-                       (uint64_t)(quill_tensor_get_i64(w, wi) - zw);
-              }
-          put_acc(acc, acc64, ((n * g->M + m) * g->OH + oh) * g->OW + ow,
-                  sum);
-        }
+      memset(sum, 0, plane * sizeof *sum);
+      for (size_t c = 0; c < g->Cg; c++) {
+        const uint64_t *xc = xs + (n * g->C + gr * g->Cg + c) * g->H * g->W;
+        for (size_t i = 0; i < g->kh; i++)
+          for (size_t j = 0; j < g->kw; j++) {
+            uint64_t wv = ws[m * K + (c * g->kh + i) * g->kw + j];
+            if (!wv)
+              continue;
+            /* the output columns whose input column is inside the image */
+            int64_t off = (int64_t)j * g->dw - g->pl;
+            size_t ow0 = 0, ow1 = 0;
+            while (ow0 < g->OW && (int64_t)ow0 * g->sw + off < 0)
+              ow0++;
+            ow1 = ow0;
+            while (ow1 < g->OW && (int64_t)ow1 * g->sw + off < (int64_t)g->W)
+              ow1++;
+            for (size_t oh = 0; oh < g->OH; oh++) {
+              int64_t ih = (int64_t)oh * g->sh - g->pt + (int64_t)i * g->dh;
+              if (ih < 0 || ih >= (int64_t)g->H)
+                continue;
+              const uint64_t *xr = xc + (size_t)ih * g->W;
+              uint64_t *sr = sum + oh * g->OW;
+              for (size_t ow = ow0; ow < ow1; ow++)
+                sr[ow] += wv * xr[(int64_t)ow * g->sw + off];
+            }
+          }
+      }
+      size_t base = (n * g->M + m) * plane;
+      for (size_t q = 0; q < plane; q++)
+        put_acc(acc, acc64, base + q, sum[q]);
     }
+  if (xs)
+    quill_free(ctx, xs, (nx ? nx : 1) * sizeof *xs);
+  if (ws)
+    quill_free(ctx, ws, (nw ? nw : 1) * sizeof *ws);
+  if (sum)
+    quill_free(ctx, sum, (plane ? plane : 1) * sizeof *sum);
+  return st;
 }
 
 QUILL_REF_KERNEL(quill_ref_kernel_qconv2d) {
@@ -374,8 +410,9 @@ QUILL_REF_KERNEL(quill_ref_kernel_qconv2d) {
       st = QUILL_ERR_NOMEM;
       goto done;
     }
-    qconv_direct(&g, &in[0], xq.zps[0], &in[1], &wq, NULL, acc64);
-    requant_store64(&rq, acc64, y, g.OH * g.OW);
+    st = qconv_direct(ctx, &g, &in[0], xq.zps[0], &in[1], &wq, NULL, acc64);
+    if (!st)
+      requant_store64(&rq, acc64, y, g.OH * g.OW);
     quill_free(ctx, acc64, (nacc ? nacc : 1) * sizeof *acc64);
     goto done;
   }
@@ -391,7 +428,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_qconv2d) {
   if (kc)
     st = quill_ref_conv_core(ctx, &g, xf, wf, NULL, acc, kc);
   else
-    qconv_direct(&g, &in[0], xq.zps[0], &in[1], &wq, acc, NULL);
+    st = qconv_direct(ctx, &g, &in[0], xq.zps[0], &in[1], &wq, acc, NULL);
   if (!st)
     requant_store(&rq, acc, y, g.OH * g.OW);
 done:

@@ -257,14 +257,16 @@ bool tx_float_activation(const quill_op *op, int *act, double *lo,
  * parameters (NONE, RELU, RELU6, RELU_N1_TO_1); otherwise an error. */
 quill_status tx_quant_activation(tflite_exporter *ex, const quill_op *op,
                                  const quill_type *out_elem, int *act);
-/* Spec checks: quantized activation tensors must be int8. */
+/* Spec checks: quantized activation tensors must be int8, or int16 with
+ * zero point 0 where the op's row has int16 (TFLite's 16x8 kernels). */
 quill_status tx_check_act_i8(tflite_exporter *ex, const quill_op *op,
                              const quill_type *elem, const char *what);
 /* Weights (a constant dense attr of a quantized type): int8, zero point 0,
  * values in [-127, 127], per tensor or per axis `channel_axis`. */
 quill_status tx_check_weights(tflite_exporter *ex, const quill_op *op,
                               const quill_attr *w, int channel_axis);
-/* Bias: int32, zero point 0, scale s_in * s_w[c] (TFLite's tolerance). */
+/* Bias: int32 (int32 or int64 after 16-bit activations: written as
+ * int64), zero point 0, scale s_in * s_w[c] (TFLite's tolerance). */
 quill_status tx_check_bias(tflite_exporter *ex, const quill_op *op,
                            const quill_type *bias_elem,
                            const quill_type *in_elem,
@@ -300,6 +302,8 @@ typedef struct tx_entry {
   bool int8;             /* has an int8 builtin: QDQ patterns fold */
   int32_t builtin;       /* for the generic writers */
   uint8_t opt_type;      /* for the generic writers */
+  bool int16;            /* has a 16x8 kernel (int16 activations with zero
+                            point 0, int8 weights, int64 bias) written */
 } tx_entry;
 
 extern const tx_entry tx_table[QUILL_OP_COUNT];
@@ -328,8 +332,17 @@ void tx_classify_padding(const int64_t *in, const int64_t *out,
 int32_t tx_emit_spatial_pad(tflite_exporter *ex, int32_t x,
                             const tx_padding *p, bool use_value,
                             double value);
-/* An integer op that accumulates in int64 has no TFLite form (error). */
+/* An integer op that accumulates in int64 has no TFLite form (error),
+ * except after 16-bit activations, where TFLite's 16x8 kernels accumulate
+ * in int64 and Quill's op must too (accumulator = "i64"). */
 quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op);
+/* x is a 16-bit quantized activation (TFLite's 16x8 kernels). */
+bool tx_is_16x8(const quill_type *x_elem);
+/* The bias values of n channels for tx_const: int32 (TFL_INT32), or int64
+ * (TFL_INT64) after 16-bit activations (TFLite's 16x8 kernels); zeros
+ * without b. Sets *type and *bytes; NULL on allocation failure. */
+void *tx_bias_values(tflite_exporter *ex, const quill_attr *b, int64_t n,
+                     const quill_type *x_elem, int *type, size_t *bytes);
 
 /* ops_conv.c */
 quill_status tx_write_conv(tflite_exporter *ex, const quill_op *op);

@@ -15,6 +15,8 @@
  *   int8       TFLite has an int8 kernel: the QDQ pattern around the float
  *              op folds into it
  *   builtin, opt_type   for the generic unary/binary writers
+ *   .int16     TFLite has a 16x8 kernel (int16 activations, zero point 0;
+ *              int8 weights, int64 bias) and the writer writes it
  *
  * A new op is one row here plus, if no generic writer fits, one writer
  * function. An opcode without a writer must be listed in `excluded` with
@@ -31,7 +33,7 @@
 const tx_entry tx_table[QUILL_OP_COUNT] = {
     /* structure */
     [QUILL_OP_CONSTANT] = {tx_write_constant, "(constant tensor)", NO, false, 0, 0},
-    [QUILL_OP_IDENTITY] = {tx_write_identity, "RESHAPE (copy) or none", AG, true, 0, 0},
+    [QUILL_OP_IDENTITY] = {tx_write_identity, "RESHAPE (copy) or none", AG, true, 0, 0, .int16 = true},
     /* elementwise unary */
     [QUILL_OP_RELU] = {tx_write_relu, "RELU", AG, true, 0, 0},
     [QUILL_OP_LEAKY_RELU] = {tx_write_leaky_relu, "LEAKY_RELU", AG, true, 0, 0},
@@ -82,10 +84,10 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_MATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
     [QUILL_OP_GEMM] = {tx_write_gemm, "FULLY_CONNECTED/BATCH_MATMUL", NO, true, 0, 0},
     /* pooling and reductions */
-    [QUILL_OP_MAXPOOL] = {tx_write_pool, "MAX_POOL_2D", SP, true, 0, 0},
-    [QUILL_OP_AVGPOOL] = {tx_write_pool, "AVERAGE_POOL_2D", SP, true, 0, 0},
-    [QUILL_OP_GLOBAL_AVGPOOL] = {tx_write_global_pool, "AVERAGE_POOL_2D or MEAN (int8, rescaling)", SP, true, 0, 0},
-    [QUILL_OP_GLOBAL_MAXPOOL] = {tx_write_global_pool, "MAX_POOL_2D", SP, true, 0, 0},
+    [QUILL_OP_MAXPOOL] = {tx_write_pool, "MAX_POOL_2D", SP, true, 0, 0, .int16 = true},
+    [QUILL_OP_AVGPOOL] = {tx_write_pool, "AVERAGE_POOL_2D", SP, true, 0, 0, .int16 = true},
+    [QUILL_OP_GLOBAL_AVGPOOL] = {tx_write_global_pool, "AVERAGE_POOL_2D or MEAN (int8, rescaling)", SP, true, 0, 0, .int16 = true},
+    [QUILL_OP_GLOBAL_MAXPOOL] = {tx_write_global_pool, "MAX_POOL_2D", SP, true, 0, 0, .int16 = true},
     /* reduce_mean is not folded: Quill's quantized graphs keep it float
      * (dequantize, mean accumulated exactly, quantize), and TFLite's int8
      * MEAN requantizes its integer sum in fixed point, which rounds
@@ -98,29 +100,29 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_SOFTMAX] = {tx_write_softmax, "SOFTMAX", NO, true, 0, 0},
     [QUILL_OP_LOG_SOFTMAX] = {tx_write_softmax, "LOG_SOFTMAX", NO, true, 0, 0},
     /* data movement */
-    [QUILL_OP_CONCAT] = {tx_write_concat, "CONCATENATION", AG, true, 0, 0},
-    [QUILL_OP_PAD] = {tx_write_pad, "PAD/PADV2/MIRROR_PAD", AG, true, 0, 0},
-    [QUILL_OP_RESHAPE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
-    [QUILL_OP_FLATTEN] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
-    [QUILL_OP_SQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
-    [QUILL_OP_UNSQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0},
-    [QUILL_OP_SLICE] = {tx_write_slice, "STRIDED_SLICE", AG, true, 0, 0},
+    [QUILL_OP_CONCAT] = {tx_write_concat, "CONCATENATION", AG, true, 0, 0, .int16 = true},
+    [QUILL_OP_PAD] = {tx_write_pad, "PAD/PADV2/MIRROR_PAD", AG, true, 0, 0, .int16 = true},
+    [QUILL_OP_RESHAPE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0, .int16 = true},
+    [QUILL_OP_FLATTEN] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0, .int16 = true},
+    [QUILL_OP_SQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0, .int16 = true},
+    [QUILL_OP_UNSQUEEZE] = {tx_write_reshape, "RESHAPE", NO, true, 0, 0, .int16 = true},
+    [QUILL_OP_SLICE] = {tx_write_slice, "STRIDED_SLICE", AG, true, 0, 0, .int16 = true},
     [QUILL_OP_SPLIT] = {tx_write_split, "SPLIT/SPLIT_V", AG, false, 0, 0},
     [QUILL_OP_GATHER] = {tx_write_gather, "GATHER", NO, true, 0, 0},
-    [QUILL_OP_TRANSPOSE] = {tx_write_transpose, "TRANSPOSE", NO, true, 0, 0},
+    [QUILL_OP_TRANSPOSE] = {tx_write_transpose, "TRANSPOSE", NO, true, 0, 0, .int16 = true},
     [QUILL_OP_RESIZE] = {tx_write_resize, "RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR", SP,
                          true, 0, 0},
     /* quantization */
-    [QUILL_OP_QUANTIZE] = {tx_write_quantize, "QUANTIZE", AG, false, 0, 0},
-    [QUILL_OP_DEQUANTIZE] = {tx_write_dequantize, "DEQUANTIZE", AG, false, 0, 0},
+    [QUILL_OP_QUANTIZE] = {tx_write_quantize, "QUANTIZE", AG, false, 0, 0, .int16 = true},
+    [QUILL_OP_DEQUANTIZE] = {tx_write_dequantize, "DEQUANTIZE", AG, false, 0, 0, .int16 = true},
     [QUILL_OP_REQUANTIZE] = {tx_write_requantize, "QUANTIZE (int8 -> int8)", AG, false, 0,
-                             0},
+                             0, .int16 = true},
     /* integer ops */
-    [QUILL_OP_QCONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, false, 0, 0},
+    [QUILL_OP_QCONV2D] = {tx_write_conv, "CONV_2D/DEPTHWISE_CONV_2D", SP, false, 0, 0, .int16 = true},
     [QUILL_OP_QMATMUL] = {tx_write_matmul, "FULLY_CONNECTED/BATCH_MATMUL", NO, false, 0,
-                          0},
-    [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions},
-    [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions},
+                          0, .int16 = true},
+    [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions, .int16 = true},
+    [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions, .int16 = true},
     [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table)", AG, false, 0, 0},
     /* extension */
     [QUILL_OP_CUSTOM] = {tx_write_custom, "CUSTOM (custom code: the op's name)", NO, false,

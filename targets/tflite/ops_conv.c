@@ -89,8 +89,8 @@ static int32_t filter_tensor(tflite_exporter *ex, const quill_attr *w,
   return t;
 }
 
-/* The bias of the n output channels: f32, or int32 with scale s_in *
- * s_w[c] (or the bias type's own) when quantized; zeros when the op has
+/* The bias of the n output channels: f32, or int32 (int64 after 16-bit
+ * activations) with scale s_in * s_w[c] (or the bias type's own) when quantized; zeros when the op has
  * none (b NULL). */
 static int32_t bias_tensor(tflite_exporter *ex, const quill_attr *b,
                            const quill_type *xe, const quill_type *we,
@@ -104,12 +104,12 @@ static int32_t bias_tensor(tflite_exporter *ex, const quill_attr *b,
       d[c] = (float)quill_attr_dense_get_f64(b, (size_t)c);
     return tx_const(ex, name, TFL_FLOAT32, 1, &bd, d, (size_t)n * 4, false);
   }
-  int32_t *d = tx_alloc(ex, (size_t)n * 4);
+  int btype;
+  size_t bbytes;
+  void *d = tx_bias_values(ex, b, n, xe, &btype, &bbytes);
   if (!d)
     return -1;
-  for (int64_t c = 0; b && c < n; c++)
-    d[c] = (int32_t)quill_attr_dense_get_i64(b, (size_t)c);
-  int32_t t = tx_const(ex, name, TFL_INT32, 1, &bd, d, (size_t)n * 4, false);
+  int32_t t = tx_const(ex, name, btype, 1, &bd, d, bbytes, false);
   if (t < 0)
     return -1;
   quill_type *be = b ? quill_type_elem(quill_attr_dense_type(b)) : NULL;

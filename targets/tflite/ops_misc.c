@@ -277,6 +277,11 @@ quill_status tx_write_binary(tflite_exporter *ex, const quill_op *op) {
   o->opt_type = e->opt_type;
   if (fused)
     tx_opt_int(ex, o, TFL_ADD_FUSED_ACTIVATION, TXO_I8, act, 0);
+  /* int16 ADD/SUB: the general path (left shift 15, any scales), not the
+   * power-of-two one the option's default selects */
+  if ((e->builtin == TFL_OP_ADD || e->builtin == TFL_OP_SUB) &&
+      tx_is_16x8(quill_type_elem(tx_in_type(ex, op, 0))))
+    tx_opt_int(ex, o, TFL_ADD_POT_SCALE_INT16, TXO_BOOL, 0, 1);
   return post ? tx_emit_clamp(ex, dst, y, lo, hi) : QUILL_OK;
 }
 
@@ -753,9 +758,12 @@ quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
     double sy = quill_type_quant_scales(ye)[0];
     bool same = true;
     if (add) {
+      /* TFLite's general ADD: left shift 20 for int8, 15 for int16 (its
+       * int16 path without power-of-two scales, pot_scale_int16 false) */
+      int ls = tx_is_16x8(ae) ? 15 : 20;
       quill_qadd_params p;
-      same = quill_op_attr_int(op, "left_shift", 20) == 20 &&
-             quill_qadd_params_compute(sa, sb, sy, 20, &p);
+      same = quill_op_attr_int(op, "left_shift", 20) == ls &&
+             quill_qadd_params_compute(sa, sb, sy, ls, &p);
       for (int i = 0; same && i < 3; i++)
         same = p.multiplier[i] == m[i] && p.shift[i] == s[i];
     } else {
@@ -769,7 +777,7 @@ quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
       tx_warning(ex, op, "the op's requantization parameters differ from "
                          "those TFLite's %s derives from the f32 scales: "
                          "results may differ by one step",
-                 add ? "ADD (left shift 20)" : "MUL");
+                 add ? "ADD" : "MUL");
   }
   return tx_write_binary(ex, op);
 }

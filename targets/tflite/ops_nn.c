@@ -174,10 +174,22 @@ int32_t tx_emit_spatial_pad(tflite_exporter *ex, int32_t x,
 }
 
 /* TFLite's int8 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
- * BATCH_MATMUL accumulate in int32 (only its 16x8 kernels use int64, and
- * this writer emits int8 models): an op whose sum needs int64 has no
- * TFLite form. */
+ * BATCH_MATMUL accumulate in int32: an op whose sum needs int64 has no
+ * int8 TFLite form. Their 16x8 kernels (16-bit input) always sum in int64
+ * and requantize through the int64 MultiplyByQuantizedMultiplier, which
+ * is Quill's accumulator = "i64" (quill_requant_fixed64); an i32 one would
+ * round otherwise. */
 quill_status tx_check_acc_i32(tflite_exporter *ex, const quill_op *op) {
+  quill_type *xe = quill_type_elem(tx_in_type(ex, op, 0));
+  if (tx_is_16x8(xe)) {
+    if (quill_op_acc_i64(op))
+      return QUILL_OK;
+    return tx_error(ex, op, "16-bit input: TFLite's 16x8 kernels accumulate "
+                            "in int64 and requantize with a 16-bit "
+                            "multiplier, which the op does only with "
+                            "accumulator = \"i64\" (fuse-qdq sets it with "
+                            "the tflite rounding)");
+  }
   if (!quill_op_acc_i64(op))
     return QUILL_OK;
   return tx_error(ex, op, "it accumulates in int64 (accumulator = \"i64\": "
@@ -290,12 +302,12 @@ static quill_status emit_fc(tflite_exporter *ex, const quill_op *op,
     tx_tensor_set_quant(ex, wt_t, we, 0);
   int32_t bt;
   if (quant) {
-    int32_t *bd = tx_alloc(ex, (size_t)N * 4);
+    int btype;
+    size_t bbytes;
+    void *bd = tx_bias_values(ex, b, N, xe, &btype, &bbytes);
     if (!bd)
       return QUILL_ERR_NOMEM;
-    for (int64_t i = 0; b && i < N; i++)
-      bd[i] = (int32_t)quill_attr_dense_get_i64(b, (size_t)i);
-    bt = tx_const(ex, "bias", TFL_INT32, 1, &N, bd, (size_t)N * 4, false);
+    bt = tx_const(ex, "bias", btype, 1, &N, bd, bbytes, false);
     if (bt >= 0) {
       size_t nw = quill_type_quant_num_params(we);
       tx_tensor *t = &ex->tensors[bt];
@@ -566,8 +578,17 @@ quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
            tx_scale_f32(quill_type_quant_scales(ye)[0]) ||
        quill_type_quant_zero_points(xe)[0] !=
            quill_type_quant_zero_points(ye)[0])) {
-    /* Rescaling average: TFLite's int8 MEAN over H and W. */
+    /* Rescaling average: TFLite's int8 MEAN over H and W. Its int16 MEAN
+     * divides otherwise: one step on 9 of 512 ResNet-18 channels (7x7
+     * planes) while 4x4 planes agreed; tflite-int16x8 shares the params
+     * instead (AVERAGE_POOL_2D, exact). */
     unsigned e0 = ex->errors;
+    if (tx_is_16x8(xe))
+      return tx_error(ex, op, "a rescaling int16 average has no TFLite form "
+                              "equal to Quill's (TFLite's int16 MEAN rounds "
+                              "otherwise): give the output its input's "
+                              "params (global_avgpool in the backend's "
+                              "shared_params_ops, as tflite-int16x8)");
     tx_check_act_i8(ex, op, xe, "input");
     tx_check_act_i8(ex, op, ye, "output");
     tx_opinfo *oi = tx_map_get(&ex->opinfo, op);

@@ -18,8 +18,11 @@
  * Either must equal one of the four ranges, or the op is refused.
  *
  * The spec rules checked here, each a located error naming the rule:
- * activations int8; weights int8, zero point 0, values in [-127, 127],
- * per tensor or per output channel; bias int32, zero point 0, scale
+ * activations int8, or int16 with zero point 0 for the ops whose
+ * op_table.c row has .int16 (TFLite's 16x8 kernels: int16 activations,
+ * int8 weights, int64 bias and accumulator); weights int8, zero point 0,
+ * values in [-127, 127], per tensor or per output channel; bias int32
+ * (int64 after 16-bit activations), zero point 0, scale
  * s_in * s_w[c] (TFLite's tolerance: 1e-6 relative); equal input and
  * output quantization for kernels that move values; fixed-point
  * requantization with TFLite's rounding.
@@ -134,13 +137,35 @@ quill_status tx_quant_activation(tflite_exporter *ex, const quill_op *op,
       (long long)cand[3].hi);
 }
 
+bool tx_is_16x8(const quill_type *x_elem) {
+  return x_elem && quill_type_is_quant(x_elem) &&
+         quill_type_kind_of(quill_type_quant_storage(x_elem)) ==
+             QUILL_TYPE_I16;
+}
+
 quill_status tx_check_act_i8(tflite_exporter *ex, const quill_op *op,
                              const quill_type *elem, const char *what) {
   if (!quill_type_is_quant(elem))
     return QUILL_OK;
-  if (quill_type_kind_of(quill_type_quant_storage(elem)) != QUILL_TYPE_I8)
+  quill_type_kind k = quill_type_kind_of(quill_type_quant_storage(elem));
+  if (k == QUILL_TYPE_I16 && tx_table[quill_op_opcode(op)].int16) {
+    /* TFLite's 16x8 kernels: symmetric int16 activations */
+    for (size_t i = 0; i < quill_type_quant_num_params(elem); i++)
+      if (quill_type_quant_zero_points(elem)[i] != 0)
+        return tx_spec_error(ex, op, "int16 activations have zero point 0",
+                             "the %s has zero point %lld", what,
+                             (long long)quill_type_quant_zero_points(elem)[i]);
+  } else if (k == QUILL_TYPE_I16) {
+    return tx_spec_error(ex, op, "activations are int8",
+                         "the %s is i16-quantized, and this writer has no "
+                         "16x8 form of the op: keep it float "
+                         "(--keep-float, or leave it out of the backend "
+                         "config's quantize_ops)",
+                         what);
+  } else if (k != QUILL_TYPE_I8) {
     return tx_spec_error(ex, op, "activations are int8",
                          "the %s is %s-quantized", what, storage_name(elem));
+  }
   if (quill_type_quant_axis_of(elem) >= 0)
     return tx_spec_error(ex, op, "activations are quantized per tensor",
                          "the %s is quantized per axis", what);
@@ -182,7 +207,8 @@ quill_status tx_check_bias(tflite_exporter *ex, const quill_op *op,
                            const quill_type *w, int64_t channels) {
   quill_type *storage = quill_type_is_quant(b) ? quill_type_quant_storage(b)
                                                : (quill_type *)b;
-  if (quill_type_kind_of(storage) != QUILL_TYPE_I32)
+  quill_type_kind bk = quill_type_kind_of(storage);
+  if (bk != QUILL_TYPE_I32 && !(bk == QUILL_TYPE_I64 && tx_is_16x8(in)))
     return tx_spec_error(ex, op, "biases are int32", "the bias is %s",
                          storage_name(b));
   if (!quill_type_is_quant(b))
@@ -206,6 +232,25 @@ quill_status tx_check_bias(tflite_exporter *ex, const quill_op *op,
                            (long long)c, got, want);
   }
   return QUILL_OK;
+}
+
+void *tx_bias_values(tflite_exporter *ex, const quill_attr *b, int64_t n,
+                     const quill_type *x_elem, int *type, size_t *bytes) {
+  bool wide = tx_is_16x8(x_elem);
+  *type = wide ? TFL_INT64 : TFL_INT32;
+  *bytes = (size_t)n * (wide ? 8 : 4);
+  void *d = tx_alloc(ex, *bytes ? *bytes : 1);
+  if (!d)
+    return NULL;
+  memset(d, 0, *bytes);
+  for (int64_t c = 0; b && c < n; c++) {
+    int64_t v = quill_attr_dense_get_i64(b, (size_t)c);
+    if (wide)
+      ((int64_t *)d)[c] = v;
+    else
+      ((int32_t *)d)[c] = (int32_t)v;
+  }
+  return d;
 }
 
 quill_status tx_check_same_quant(tflite_exporter *ex, const quill_op *op,

@@ -27,13 +27,18 @@ static void print_help(FILE *out) {
 
 static int list(quill_context *ctx) {
   printf("Shipped backend configs (quill backends NAME for details):\n");
+  int width = 0; /* the longest name: descriptions in one column */
+  for (unsigned i = 0; i < quill_backend_num_shipped(); i++) {
+    int n = (int)strlen(quill_backend_shipped_name(i));
+    width = n > width ? n : width;
+  }
   for (unsigned i = 0; i < quill_backend_num_shipped(); i++) {
     const quill_backend *b =
         quill_backend_get(ctx, quill_backend_shipped_name(i));
     if (!b)
       return QUILL_EXIT_ERROR; /* a broken build: diagnosed */
     const char *d = quill_backend_description(b);
-    printf("  %-12s %s\n", quill_backend_name(b), d ? d : "");
+    printf("  %-*s %s\n", width, quill_backend_name(b), d ? d : "");
   }
   return QUILL_EXIT_OK;
 }

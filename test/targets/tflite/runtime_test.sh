@@ -14,7 +14,10 @@
 #    the same inputs, compare in LSB (tflite_check.py compare)
 # 3. the bundled digits model: float, onnxruntime's QDQ quantization, and
 #    `quill compile --backend tflite-int8 --calib` (against the integer IR
-#    of `quill quantize`): the same comparison on the 360 test images
+#    of `quill quantize`): the same comparison on the 360 test images;
+#    then int16x8: `--backend tflite-int16x8` on the first 90 images, and
+#    float single-op models of step 2 quantized with tflite-int16x8
+#    (Inputs/make_i16x8.py), compared as in step 2
 # 4. torchvision's ResNet-18 and MobileNetV2 (random weights, BatchNorm
 #    statistics re-estimated) through `quill compile --backend tflite-int8
 #    --calib`, against `quill quantize`'s integer IR
@@ -78,6 +81,24 @@ check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
   tflite-int8 --calib "$src/examples/digits/calib" -o "$out/digits/digits_int8.qir"
 check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits" "$build/quill" \
   "$src/examples/digits/test_x.npy" --labels "$src/examples/digits/test_y.npy"
+
+step "int16x8: digits (first 90 test images) and float single-op models quantized with tflite-int16x8"
+# backends/tflite-int16x8.json: TFLite's 16x8 kernels, bit-exact
+mkdir -p "$out/i16x8" "$out/digits16"
+check "$build/quill" compile "$src/examples/digits/model.onnx" --backend \
+  tflite-int16x8 --calib "$src/examples/digits/calib" -o "$out/digits16/digits_i16x8.tflite"
+check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
+  tflite-int16x8 --calib "$src/examples/digits/calib" -o "$out/digits16/digits_i16x8.qir"
+check "$PY" -c "import numpy as np, sys; d = '$src/examples/digits/'; o = '$out/digits16/'
+np.save(o + 'x.npy', np.load(d + 'test_x.npy')[:90]); np.save(o + 'y.npy', np.load(d + 'test_y.npy')[:90])"
+check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits16" "$build/quill" \
+  "$out/digits16/x.npy" --labels "$out/digits16/y.npy"
+check "$PY" "$here/Inputs/make_i16x8.py" "$build/quill" "$out/models" "$out/i16x8"
+for qir in "$out"/i16x8/*.qir; do
+  check "$build/quill-translate" "$qir" --export-tflite "${qir%.qir}.tflite"
+done
+check "$PY" "$here/Inputs/tflite_check.py" compare "$out/i16x8" \
+  "$build/quill" --samples 3 --json "$out/i16x8.json"
 
 step "torchvision ResNet-18 and MobileNetV2 (random weights): quill compile --backend tflite-int8"
 tm="$out/torch"

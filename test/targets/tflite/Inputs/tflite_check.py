@@ -16,14 +16,14 @@ python from scripts/pyenv.sh.
       difference exceeds the manifest's bound (plus S steps).
 
   tflite_check.py dataset DIR QUILL DATA.npy [--labels LABELS.npy]
-      For DIR/digits_f32, DIR/digits_qdq and DIR/digits_int8 (.qir and
-      .tflite; those present): run every
+      For DIR/digits_f32, DIR/digits_qdq, DIR/digits_int8 and
+      DIR/digits_i16x8 (tflite-int16x8) (.qir and .tflite; those present): run every
       sample of DATA (leading dimension) through Quill and TFLite (all
       resolvers); float models: relative difference; models whose output
       is a DEQUANTIZE: difference in steps of its input's scale; with
       labels, the accuracy of each. Bounds: 1e-5 (float), 4 steps (QDQ:
       Quill's reference form computes each layer in float and rounds,
-      TFLite's int8 kernels in fixed point), 0 steps for the integer model
+      TFLite's int8 kernels in fixed point), 0 steps for the integer models
       against TFLite's reference kernels (4 for the optimized ones).
 
   tflite_check.py armnn DIR QUILL [--json OUT]
@@ -273,7 +273,7 @@ def cmd_dataset(args):
     print("runtime: %s" % runtime_name())
     with tempfile.TemporaryDirectory() as tmp:
         for name, bound in (("digits_f32", 1e-5), ("digits_qdq", 4),
-                            ("digits_int8", 0)):
+                            ("digits_int8", 0), ("digits_i16x8", 0)):
             if not os.path.exists(os.path.join(args.dir, name + ".tflite")):
                 continue
             data = open(os.path.join(args.dir, name + ".tflite"), "rb").read()
