@@ -45,6 +45,7 @@ typedef struct cg_target {
   bool host;                     /* compiling for the host */
   bool x86, aarch64;
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
+  bool avx512vbmi;               /* vpermi2b (cg_lut_map's zmm form) */
   bool amx_int8, amx_tile, amx;  /* amx: both */
   bool dotprod, i8mm;            /* AArch64 sdot, smmla */
   bool linux_os;                 /* the triple's OS is Linux */
@@ -482,6 +483,12 @@ LLVMValueRef cg_qadd_vec(cg *c, const quill_op *op, bool recip, float inv_y,
 /* qadd / qmul as its own stage (also a fused qadd whose conv took a path
  * without the fused epilogue: emitted right after the conv). */
 quill_status cg_qbinary_emit(cg *c, const quill_op *op);
+/* Whether cg_lut_map takes its 64-bytes-a-step form (vpermi2b: the zmm
+ * VNNI paths of an AVX512-VBMI CPU, x and y 8-bit, dense, one layout). */
+bool cg_lut_zmm_applies(cg *c, const cg_view *y, const cg_view *x);
+/* The 256-entry table of a one-operand op on an 8-bit per-tensor operand:
+ * the op run by the reference kernels on every byte (fuse_lut.c). */
+quill_status cg_lut_table(cg *c, const quill_op *op, unsigned char *tab);
 /* lower_qelt.c: y[i] = table[x[i] - min of x's storage] over x's elements,
  * the table holding y's storage values (a lut op, fuse_lut.c's chains). */
 void cg_lut_map(cg *c, const char *name, cg_view *y, cg_view *x,

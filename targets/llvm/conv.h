@@ -164,6 +164,11 @@ void cg_arm_bias_to_mmla(cg *c, LLVMValueRef bias, LLVMValueRef *ta,
  * multiplier 1), vectorized over channels. */
 bool cg_dw_applies(cg *c, const cg_dot_args *a);
 quill_status cg_dw_emit(cg *c, const cg_dot_args *a);
+/* conv_dw4.c: the same on the zmm VNNI paths with vpdpbusd over four
+ * kernel rows (f32 half_even requantization to 8 bits, s8 weights, sums
+ * that stay in range: see there); preferred where it applies. */
+bool cg_dw4_applies(cg *c, const cg_dot_args *a);
+quill_status cg_dw4_emit(cg *c, const cg_dot_args *a);
 
 /* lower_matmul.c: matmul geometry, numpy batch broadcasting over views
  * (strides 0 where broadcast; swapped for gemm's trans_a/trans_b). */

@@ -232,7 +232,11 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
         continue;
       int64_t full = npix / q, rem = npix % q;
       double lt = o + 1.5 * q, lr = o + 1.5 * (double)rem;
-      double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q;
+      /* a tile that may straddle rows computes each pixel's offsets
+       * (a division by OW) on entry */
+      double straddle = npix > a->g.OW && a->g.OW % q ? 1.5 * q : 0.0;
+      double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q +
+                    straddle;
       double rt = (double)ksteps * (o * rem > lr ? o * (double)rem : lr) +
                   4.0 * o * (double)rem;
       double cost = (double)ceil_div(nvec, o) * ((double)full * tile +

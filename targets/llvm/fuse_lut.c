@@ -27,6 +27,9 @@
  * value used once (never returned), then a quantize to a per-tensor 8-bit
  * type. A dequantize whose one user is a softmax or layer_norm is
  * fuse_qdq.c's instead (those ops are not elementwise).
+ *
+ * cg_lut_table evaluates one op of an 8-bit operand the same way (a
+ * requantize lowered as a table, lower_quant.c).
  */
 #include <string.h>
 
@@ -197,4 +200,9 @@ quill_status cg_qlut_emit(cg *c, const quill_op *q) {
   cg_view y = cg_value_view(c, quill_op_result(q, 0));
   cg_lut_map(c, "qlut", &y, &x, cg_const_global(c, "qlut", tab, sizeof tab));
   return c->status;
+}
+
+quill_status cg_lut_table(cg *c, const quill_op *op, unsigned char *tab) {
+  const quill_op *ops[1] = {op};
+  return eval(c, op, ops, 0, tab);
 }

@@ -149,6 +149,12 @@ static int x86_class(const char *cpu) {
   return in_list(x86_base_cpus, cpu) ? X_BASE : -1;
 }
 
+/* CPUs LLVM 19 gives AVX512-VBMI. */
+static const char *const vbmi_cpus =
+    " cannonlake icelake-client icelake-server tigerlake rocketlake"
+    " sapphirerapids emeraldrapids graniterapids graniterapids-d"
+    " graniterapids_d diamondrapids znver4 znver5 ";
+
 /* CPUs LLVM 19 gives AMX-INT8 and AMX-TILE. */
 static const char *const amx_cpus =
     " sapphirerapids emeraldrapids graniterapids graniterapids-d"
@@ -191,6 +197,8 @@ static void apply_features(cg_target *t, const char *fs) {
         t->avx512vl = on;
       } else if (!strcmp(f, "avx512vnni")) {
         t->avx512vnni = on;
+      } else if (!strcmp(f, "avx512vbmi")) {
+        t->avx512vbmi = on;
       } else if (!strcmp(f, "avxvnni")) {
         t->avxvnni = on;
       } else if (!strcmp(f, "amx-int8")) {
@@ -207,6 +215,8 @@ static void apply_features(cg_target *t, const char *fs) {
   /* Implied by the instructions the kernels use. */
   if (!t->avx512f)
     t->avx512bw = t->avx512vl = t->avx512vnni = false;
+  if (!t->avx512bw)
+    t->avx512vbmi = false;
   t->amx = t->amx_int8 && t->amx_tile;
   if (!t->avx2)
     t->avxvnni = false;
@@ -359,6 +369,7 @@ quill_status cg_target_init(quill_context *ctx, const quill_llvm_options *o,
     }
     set_class(t, cls < 0 ? X_BASE : cls);
     t->amx_int8 = t->amx_tile = in_list(amx_cpus, t->cpu);
+    t->avx512vbmi = in_list(vbmi_cpus, t->cpu);
     apply_features(t, t->features);
   } else if (t->aarch64) {
     if (!host_cpu && !in_list(aarch64_cpus, t->cpu)) {

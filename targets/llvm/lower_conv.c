@@ -20,8 +20,10 @@
  *     centered values fit the instruction's operand type and a constant
  *     bias, on the target's ISA (vpdpbusd zmm/ymm, vpmaddubsw/vpmaddwd, or
  *     plain LLVM vectors);
- *   - the depthwise kernel (conv_dw.c) for group == C with one output
- *     channel per group, vectorized over channels;
+ *   - the depthwise kernels for group == C with one output channel per
+ *     group, vectorized over channels: conv_dw4.c (vpdpbusd over four
+ *     kernel rows, zmm VNNI paths, f32 half_even to 8 bits) where it
+ *     applies, else conv_dw.c;
  *   - portable loops (here), for everything else: any storage, runtime
  *     weights or bias. Constant weights are pre-centered into an i32 table
  *     laid out so the innermost loop runs over contiguous output channels:
@@ -492,6 +494,7 @@ CG_LOWER(cg_lower_qconv2d) {
       }
     }
     st = fused                   ? cg_dot_emit(c, &a)
+         : cg_dw4_applies(c, &a) ? cg_dw4_emit(c, &a)
          : cg_dw_applies(c, &a)  ? cg_dw_emit(c, &a)
          : cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
                                  : cg_conv_portable(c, op, &g, &q);

@@ -392,8 +392,103 @@ static LLVMValueRef lut_fn(cg *c, void *ud, LLVMValueRef *in) {
   return cg_load(c, k->yt, cg_gep(c, k->yt, k->table, i), k->yb);
 }
 
+/* The zmm form: x and y 8-bit, dense and of one layout, on the zmm VNNI
+ * paths of a CPU with AVX512-VBMI. 64 bytes per step: i = x - base
+ * (x ^ 0x80 for i8 storage), two vpermi2b over the table's halves of 128
+ * entries (their low 7 bits of i), the half chosen by i's bit 7; one task
+ * per 4 KB, the last vector masked. The scalar form's per-byte loads ran
+ * at 2.4 GB/s (EfficientNet-B0's SiLU tables: 4.9 of its 10.5 ms). */
+bool cg_lut_zmm_applies(cg *c, const cg_view *y, const cg_view *x) {
+  const cg_target *t = c->tgt;
+  if (!t->x86 || !t->avx512vbmi ||
+      (t->isa != QUILL_LLVM_ISA_AVX512_VNNI && t->isa != QUILL_LLVM_ISA_AMX))
+    return false;
+  if (quill_type_bit_width(quill_type_quant_storage(x->elem)) != 8 ||
+      quill_type_elem_bytes(y->elem) != 1 || x->rank != y->rank)
+    return false;
+  /* the same strides, dense in some dimension order (NHWC too) */
+  bool used[QUILL_MAX_RANK] = {false};
+  int64_t s = 1;
+  for (unsigned d = 0; d < x->rank; d++) {
+    if (x->dims[d] != y->dims[d] ||
+        (x->dims[d] > 1 && x->strides[d] != y->strides[d]))
+      return false;
+    used[d] = x->dims[d] == 1;
+  }
+  for (unsigned k = 0; k < x->rank; k++) {
+    unsigned best = QUILL_MAX_RANK;
+    for (unsigned d = 0; d < x->rank; d++)
+      if (!used[d] && x->strides[d] == s)
+        best = d;
+    if (best == QUILL_MAX_RANK)
+      break;
+    used[best] = true;
+    s *= x->dims[best];
+  }
+  for (unsigned d = 0; d < x->rank; d++)
+    if (!used[d])
+      return false;
+  return true;
+}
+
+static void lut_zmm(cg *c, const char *name, cg_view *y, cg_view *x,
+                    LLVMValueRef table) {
+  enum { TASK = 4096 };
+  int64_t n = 1;
+  for (unsigned d = 0; d < y->rank; d++)
+    n *= y->dims[d];
+  bool sx = quill_type_is_signed(quill_type_quant_storage(x->elem));
+  cg_stage_begin(c, name, (n + TASK - 1) / TASK);
+  cg_stage_work(c, (double)n * 0.01);
+  LLVMTypeRef b64 = LLVMVectorType(c->t_i8, 64);
+  LLVMValueRef xb = cg_view_base(c, x), yb = cg_view_base(c, y);
+  LLVMValueRef tab[4];
+  for (int h = 0; h < 4; h++)
+    tab[h] = cg_load(c, b64, cg_gep8(c, table, cg_i64c(c, 64 * h)), 1);
+  cg_loop lt, li;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef lo = LLVMBuildMul(c->b, lt.i, cg_i64c(c, TASK), "");
+  LLVMValueRef hi = cg_min_s(
+      c, LLVMBuildAdd(c->b, lo, cg_i64c(c, TASK), ""), cg_i64c(c, n));
+  cg_loop_begin(c, &li, lo, hi, 64);
+  /* lanes below hi - i: the bits of (1 << left) - 1, all at 64 or more */
+  LLVMValueRef left = LLVMBuildSub(c->b, hi, li.i, "");
+  LLVMValueRef bits = LLVMBuildSelect(
+      c->b, LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, 64), ""),
+      cg_i64c(c, -1),
+      LLVMBuildSub(c->b, LLVMBuildShl(c->b, cg_i64c(c, 1), left, ""),
+                   cg_i64c(c, 1), ""),
+      "");
+  LLVMValueRef mask = LLVMBuildBitCast(
+      c->b, bits, LLVMVectorType(LLVMInt1TypeInContext(c->lc), 64), "");
+  LLVMTypeRef ov[2] = {b64, c->t_ptr};
+  LLVMValueRef v = cg_intrinsic(
+      c, "llvm.masked.load", ov, 2,
+      (LLVMValueRef[]){cg_gep8(c, xb, li.i), cg_i32c(c, 1), mask,
+                       LLVMConstNull(b64)},
+      4);
+  if (sx)
+    v = LLVMBuildXor(c->b, v, cg_intc(b64, 0x80), "");
+  LLVMValueRef r0 = cg_intrinsic(c, "llvm.x86.avx512.vpermi2var.qi.512", NULL,
+                                 0, (LLVMValueRef[]){tab[0], v, tab[1]}, 3);
+  LLVMValueRef r1 = cg_intrinsic(c, "llvm.x86.avx512.vpermi2var.qi.512", NULL,
+                                 0, (LLVMValueRef[]){tab[2], v, tab[3]}, 3);
+  LLVMValueRef top = LLVMBuildICmp(c->b, LLVMIntSLT, v, LLVMConstNull(b64), "");
+  LLVMValueRef r = LLVMBuildSelect(c->b, top, r1, r0, "");
+  cg_intrinsic(c, "llvm.masked.store", ov, 2,
+               (LLVMValueRef[]){r, cg_gep8(c, yb, li.i), cg_i32c(c, 1), mask},
+               4);
+  cg_loop_end(c, &li);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
 void cg_lut_map(cg *c, const char *name, cg_view *y, cg_view *x,
                 LLVMValueRef table) {
+  if (cg_lut_zmm_applies(c, y, x)) {
+    lut_zmm(c, name, y, x, table);
+    return;
+  }
   lutctx k;
   k.xe = x->elem;
   k.table = table;

@@ -284,6 +284,19 @@ CG_LOWER(cg_lower_requantize) {
   q.xe = x.elem;
   q.ye = y.elem;
   quill_status st;
+  /* 8-bit to 8-bit per tensor: a function of the byte, looked up in the
+   * table the reference computes, where the lookup is 64 bytes a step */
+  if (quill_type_quant_axis_of(x.elem) < 0 &&
+      quill_type_quant_axis_of(y.elem) < 0 &&
+      quill_type_bit_width(quill_type_quant_storage(x.elem)) == 8 &&
+      cg_lut_zmm_applies(c, &y, &x)) {
+    unsigned char tab[256];
+    if ((st = cg_lut_table(c, op, tab)))
+      return st;
+    cg_lut_map(c, "requantize", &y, &x,
+               cg_const_global(c, "rqlut", tab, sizeof tab));
+    return c->status;
+  }
   if (quill_op_attr(op, "multiplier")) {
     /* fixed point: v = R(x - zp_x), per tensor */
     if (quill_type_quant_axis_of(x.elem) >= 0 ||

@@ -24,6 +24,9 @@
  *   qlut     dequantize -> elementwise f32 ops -> quantize, one table
  *            lookup (fuse_lut.c)
  *            (qnorm, epi and qlut: a third as many cases each)
+ *   qdw      depthwise qconv2d with the f32 half_even requantization and
+ *            s8-range weights (conv_dw4.c's vpdpbusd kernel on the zmm
+ *            paths), channels 1..150, kernels up to 5x5 (a tenth as many)
  *   qconv-add  qconv2d -> qadd (+ relu) -> 1x1 qconv2d, the residual add
  *            in the conv's epilogue (fuse_add.c), or its own stage where
  *            the path or the graph does not allow it (half as many cases)
@@ -291,6 +294,80 @@ static void gen_qconv(gen *g) {
     emit(g, "i32");
   else
     qtype(g, yu8, sy, zpy);
+  emit(g, ">\n  return %%y\n}\n");
+  free(w);
+}
+
+/* ---- depthwise, f32 half_even ---------------------------------------------
+ *
+ * conv_dw4.c's cases: depthwise qconv2d with the f32 half_even
+ * requantization to 8 bits and weights that fit s8 (the vpdpbusd kernel
+ * on the zmm paths), channels 1..150 (whole 64-channel blocks and strips
+ * of 16-channel slots with a partial last group), kernels up to 5x5 (two
+ * row groups), strides, dilations, pads, u8/i8 operands, act clamps;
+ * sometimes weights with a zero point outside s8's reach (conv_dw.c). */
+static void gen_qdw(gen *g) {
+  int64_t N = rnd_int(1, 2);
+  int r = (int)(rnd() % 4);
+  int64_t C = r == 0 ? rnd_int(1, 40) : r == 1 ? 16 * rnd_int(1, 6)
+              : r == 2 ? 64 * rnd_int(1, 2) : rnd_int(40, 150);
+  int64_t KH = rnd() % 2 ? 3 : rnd_int(1, 5), KW = rnd() % 3 ? KH
+                                                            : rnd_int(1, 5);
+  int64_t sh = rnd_int(1, 2), sw = rnd_int(1, 2);
+  int64_t dh = rnd() % 5 == 0 ? 2 : 1, dw = rnd() % 5 == 0 ? 2 : 1;
+  int64_t pt = rnd_int(0, 2), pl = rnd_int(0, 2), pb = rnd_int(0, 2),
+          pr = rnd_int(0, 2);
+  int64_t H = rnd_int((KH - 1) * dh + 1, 12), W = rnd_int((KW - 1) * dw + 1, 12);
+  int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1;
+  int64_t OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  bool xu8 = rnd() % 2, yu8 = rnd() % 2;
+  int64_t zpx = xu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  double sx = rnd_range(0.005, 0.05);
+  wparams *w = malloc(sizeof *w);
+  random_wparams(w, C);
+  if (rnd() % 4 && !w->u8) /* mostly symmetric: every weight fits s8 */
+    for (int64_t i = 0; i < w->n; i++)
+      w->zps[i] = 0;
+  double sy = sx * w->scales[0] * (double)(KH * KW) * 40.0 *
+              rnd_range(0.1, 2.0) / 127;
+  int64_t zpy = yu8 ? rnd_int(0, 255) : rnd_int(-128, 127);
+  bool bias = rnd() % 4 != 0;
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx%lldx", (long long)N,
+       (long long)C, (long long)H, (long long)W);
+  qtype(g, xu8, sx, zpx);
+  emit(g, ">) -> tensor<%lldx%lldx%lldx%lldx", (long long)N, (long long)C,
+       (long long)OH, (long long)OW);
+  qtype(g, yu8, sy, zpy);
+  emit(g, "> {\n");
+  size_t nw = (size_t)(C * KH * KW);
+  uint8_t *d = malloc(nw);
+  for (size_t i = 0; i < nw; i++)
+    d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-128, 127));
+  emit(g, "  %%w = constant {value = dense<");
+  hex_bytes(g, d, nw);
+  emit(g, "> : tensor<%lldx1x%lldx%lldx", (long long)C, (long long)KH,
+       (long long)KW);
+  wtype(g, w, 0);
+  emit(g, ">} : tensor<%lldx1x%lldx%lldx", (long long)C, (long long)KH,
+       (long long)KW);
+  wtype(g, w, 0);
+  emit(g, ">\n");
+  free(d);
+  if (bias)
+    emit_bias(g, "b", C);
+  emit(g, "  %%y = qconv2d %%x, %%w%s {group = %lld, strides = [%lld, %lld], "
+          "dilations = [%lld, %lld], pads = [%lld, %lld, %lld, %lld], ",
+       bias ? ", %b" : "", (long long)C, (long long)sh, (long long)sw,
+       (long long)dh, (long long)dw, (long long)pt, (long long)pl,
+       (long long)pb, (long long)pr);
+  if (rnd() % 3 == 0) { /* a fused relu/clip */
+    int64_t qmin = yu8 ? 0 : -128, qmax = yu8 ? 255 : 127;
+    int64_t lo = rnd_int(qmin, (qmin + qmax) / 2), hi = rnd_int(lo, qmax);
+    emit(g, "act_min = %lld, act_max = %lld, ", (long long)lo, (long long)hi);
+  }
+  emit(g, "rounding = \"half_even\"} : tensor<%lldx%lldx%lldx%lldx",
+       (long long)N, (long long)C, (long long)OH, (long long)OW);
+  qtype(g, yu8, sy, zpy);
   emit(g, ">\n  return %%y\n}\n");
   free(w);
 }
@@ -907,8 +984,9 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 8; op++)
-    for (int i = 0; i < (op == 7   ? (ncases + 1) / 2
+  for (int op = 0; op < 9; op++)
+    for (int i = 0; i < (op == 8   ? (ncases + 9) / 10
+                         : op == 7 ? (ncases + 1) / 2
                          : op >= 4 ? (ncases + 2) / 3
                                    : ncases);
          i++) {
@@ -930,12 +1008,14 @@ int main(int argc, char **argv) {
         gen_epi(&g);
       else if (op == 6)
         gen_qlut(&g);
-      else
+      else if (op == 7)
         gen_qconv_add(&g);
+      else
+        gen_qdw(&g);
       char name[64];
-      static const char *const opn[8] = {"qconv2d", "qmatmul", "qadd/qmul",
+      static const char *const opn[9] = {"qconv2d", "qmatmul", "qadd/qmul",
                                          "qmatmul-act", "qnorm", "epi",
-                                         "qlut", "qconv-add"};
+                                         "qlut", "qconv-add", "qdw"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
