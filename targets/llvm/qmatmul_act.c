@@ -9,7 +9,9 @@
  *
  *             Bp[b][jv][kq][VL][kg]    jv = j / VL, kq = k / kg
  *
- *           tile by tile, no division in the loop; plus, for VNNI, the
+ *           tile by tile, no division in the loop (a full tile of a B
+ *           whose rows are contiguous, P x V's V: kg vector loads and one
+ *           interleaving shuffle); plus, for VNNI, the
  *           column sums colsum[b][j] of what it packed (vpdpbusd of the
  *           packed vectors with all-ones bytes). A B broadcast over every
  *           batch dim is packed once, not once per batch.
@@ -176,6 +178,49 @@ static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
       LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->Kq), ""),
                    lkq.i, ""),
       cg_i64c(c, (int64_t)(p->VL * p->kg)), "");
+  /* rows of B contiguous (P x V's V): a full tile is kg vector loads of
+   * VL bytes interleaved by one shuffle, the rest element by element */
+  bool vec = p->kind == ACT_VNNI && g->b_cs == 1;
+  cg_if fv;
+  if (vec) {
+    LLVMValueRef full = LLVMBuildAnd(
+        c->b,
+        LLVMBuildICmp(c->b, LLVMIntSLT, ljv.i, cg_i64c(c, g->N / p->VL), ""),
+        LLVMBuildICmp(c->b, LLVMIntSLT, lkq.i, cg_i64c(c, g->K / p->kg), ""),
+        "");
+    cg_if_begin(c, &fv, full);
+    LLVMTypeRef rt = LLVMVectorType(c->t_i8, p->VL);
+    LLVMValueRef rows[4];
+    for (unsigned e = 0; e < 4; e++) {
+      LLVMValueRef k = LLVMBuildAdd(
+          c->b, LLVMBuildMul(c->b, lkq.i, cg_i64c(c, 4), ""), cg_i64c(c, e),
+          "");
+      LLVMValueRef off = LLVMBuildAdd(
+          c->b, ob,
+          LLVMBuildAdd(c->b, LLVMBuildMul(c->b, k, cg_i64c(c, g->b_rs), ""),
+                       LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), ""), ""),
+          "");
+      rows[e] = cg_load(c, rt, cg_gep(c, c->t_i8, bb, off), 1);
+      if (p->b_u8)
+        rows[e] = LLVMBuildXor(c->b, rows[e], cg_splat(c, cg_i8c(c, 0x80),
+                                                       p->VL), "");
+    }
+    LLVMValueRef m2[32], m4[64];
+    for (unsigned l = 0; l < 2 * p->VL; l++)
+      m2[l] = cg_i32c(c, (int32_t)l);
+    for (unsigned l = 0; l < p->VL; l++)
+      for (unsigned e = 0; e < 4; e++)
+        m4[l * 4 + e] = cg_i32c(c, (int32_t)(e * p->VL + l));
+    LLVMValueRef a01 = LLVMBuildShuffleVector(
+        c->b, rows[0], rows[1], LLVMConstVector(m2, 2 * p->VL), "");
+    LLVMValueRef a23 = LLVMBuildShuffleVector(
+        c->b, rows[2], rows[3], LLVMConstVector(m2, 2 * p->VL), "");
+    cg_store(c,
+             LLVMBuildShuffleVector(c->b, a01, a23,
+                                    LLVMConstVector(m4, 4 * p->VL), ""),
+             cg_gep8(c, dst, tile), 1);
+    cg_if_else(c, &fv);
+  }
   cg_for(c, &ll, 0, p->VL, 1);
   LLVMValueRef j = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), ""), ll.i, "");
@@ -212,6 +257,8 @@ static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
   cg_store(c, v, cg_gep(c, et, dst, e), p->es);
   cg_loop_end(c, &le);
   cg_loop_end(c, &ll);
+  if (vec)
+    cg_if_end(c, &fv);
   cg_loop_end(c, &lkq);
   /* colsum[jv * VL + l] = sum over the column's packed bytes */
   if (p->kind == ACT_VNNI) {
