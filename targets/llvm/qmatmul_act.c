@@ -299,22 +299,25 @@ typedef struct rstate {
   int64_t arb;                    /* bytes of one packed A row */
   LLVMValueRef arow, bpk, sums;   /* packed rows, batch's B, its colsums */
   LLVMValueRef biastab, yb;       /* padded bias (or NULL), y's base */
-  LLVMValueRef rowterm[ACT_RMAX]; /* per row: cb * sum(au) - K ca cb */
-  LLVMValueRef oy[ACT_RMAX];      /* per row: y's element offset */
+  LLVMValueRef rowterm;           /* i32 [R]: cb * sum(au) - K ca cb */
+  LLVMValueRef oy;                /* i64 [R]: each row's offset in y */
+  LLVMValueRef accbuf;            /* <VL x i32> [R][4]: the sums */
   LLVMValueRef nrows;             /* rows of this task inside M */
   LLVMTypeRef vt;                 /* <VL x i32> */
 } rstate;
 
 /* Requantize and store row r's vector of columns j0 .. j0 + VL (the lanes
  * past N masked off; a strided y goes lane by lane). */
-static void emit_store(cg *c, rstate *s, cg_qlinear *q, unsigned r,
+static void emit_store(cg *c, rstate *s, cg_qlinear *q, LLVMValueRef r,
                        LLVMValueRef acc, LLVMValueRef j0) {
   const act_plan *p = s->p;
   const cg_mm_geom *g = s->g;
   unsigned VL = p->VL;
-  if (s->rowterm[r]) {
+  if (s->rowterm) {
     LLVMValueRef cs = cg_load(c, s->vt, cg_gep(c, c->t_i32, s->sums, j0), 4);
-    acc = LLVMBuildAdd(c->b, acc, cg_splat(c, s->rowterm[r], VL), "");
+    LLVMValueRef rt =
+        cg_load(c, c->t_i32, cg_gep(c, c->t_i32, s->rowterm, r), 4);
+    acc = LLVMBuildAdd(c->b, acc, cg_splat(c, rt, VL), "");
     acc = LLVMBuildSub(
         c->b, acc,
         LLVMBuildMul(c->b, cs,
@@ -330,13 +333,13 @@ static void emit_store(cg *c, rstate *s, cg_qlinear *q, unsigned r,
   LLVMValueRef v = cg_requant_apply(c, &q->rq, acc, j0, true);
   LLVMValueRef left = LLVMBuildSub(c->b, cg_i64c(c, g->N), j0, "");
   cg_if fr;
-  bool tail = g->M % s->R != 0 && r > 0;
+  bool tail = g->M % s->R != 0;
   if (tail)
-    cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntULT, cg_i64c(c, r),
-                                      s->nrows, ""));
+    cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntULT, r, s->nrows, ""));
   LLVMTypeRef et = cg_elem_type(c, s->y->elem);
   LLVMValueRef yo = LLVMBuildAdd(
-      c->b, s->oy[r], LLVMBuildMul(c->b, j0, cg_i64c(c, g->y_cs), ""), "");
+      c->b, cg_load(c, c->t_i64, cg_gep(c, c->t_i64, s->oy, r), 8),
+      LLVMBuildMul(c->b, j0, cg_i64c(c, g->y_cs), ""), "");
   LLVMValueRef yp = cg_gep(c, et, s->yb, yo);
   if (g->y_cs == 1) {
     LLVMValueRef lanes[16];
@@ -369,7 +372,9 @@ static void emit_store(cg *c, rstate *s, cg_qlinear *q, unsigned r,
 
 /* nv column vectors from vector jv0 on, for the task's R rows: R x nv
  * accumulators over K (each B vector loaded once for all rows, each row's
- * 4 bytes broadcast once for all vectors), then the vector epilogue. */
+ * 4 bytes broadcast once for all vectors), then the vector epilogue, a
+ * loop over the sums parked on the stack (one copy of its code, not
+ * R x nv: the compile time of ViT's 24 attention matmuls). */
 static void emit_group(cg *c, rstate *s, cg_qlinear *q, unsigned nv,
                        LLVMValueRef jv0) {
   const act_plan *p = s->p;
@@ -402,12 +407,27 @@ static void emit_group(cg *c, rstate *s, cg_qlinear *q, unsigned nv,
       cg_store(c, dot_step(c, p, cg_load(c, s->vt, acc[r][v], 64), xb, w[v]),
                acc[r][v], 64);
   }
-  cg_loop_end(c, &lk);
-  LLVMValueRef j0 = LLVMBuildMul(c->b, jv0, cg_i64c(c, p->VL), "");
+  cg_loop_end_nounroll(c, &lk);
   for (unsigned r = 0; r < s->R; r++)
     for (unsigned v = 0; v < nv; v++)
-      emit_store(c, s, q, r, cg_load(c, s->vt, acc[r][v], 64),
-                 LLVMBuildAdd(c->b, j0, cg_i64c(c, (int64_t)v * p->VL), ""));
+      cg_store(c, cg_load(c, s->vt, acc[r][v], 64),
+               cg_gep(c, s->vt, s->accbuf, cg_i64c(c, (int64_t)(r * 4 + v))),
+               p->VL * 4);
+  LLVMValueRef j0 = LLVMBuildMul(c->b, jv0, cg_i64c(c, p->VL), "");
+  cg_loop lr, lv;
+  cg_for(c, &lr, 0, s->R, 1);
+  cg_for(c, &lv, 0, nv, 1);
+  LLVMValueRef sum = cg_load(
+      c, s->vt,
+      cg_gep(c, s->vt, s->accbuf,
+             LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 4), ""),
+                          lv.i, "")),
+      p->VL * 4);
+  emit_store(c, s, q, lr.i, sum,
+             LLVMBuildAdd(c->b, j0,
+                          LLVMBuildMul(c->b, lv.i, cg_i64c(c, p->VL), ""), ""));
+  cg_loop_end_nounroll(c, &lv);
+  cg_loop_end_nounroll(c, &lr);
 }
 
 static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
@@ -440,6 +460,12 @@ static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
   s.arow = cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)(s.R * s.arb / 4 + 1)),
                   "arow");
   LLVMValueRef rsum = cg_var(c, c->t_i32, "rowsum");
+  s.rowterm = p->kind == ACT_VNNI
+                  ? cg_var(c, LLVMArrayType2(c->t_i32, ACT_RMAX), "rowterm")
+                  : NULL;
+  s.oy = cg_var(c, LLVMArrayType2(c->t_i64, ACT_RMAX), "oy");
+  s.accbuf = cg_var(c, LLVMArrayType2(s.vt, ACT_RMAX * 4), "accbuf");
+  LLVMSetAlignment(s.accbuf, 64);
   cg_loop lt, lk, lg;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   LLVMValueRef bt = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, nblk), "");
@@ -458,18 +484,25 @@ static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
    * their sums (VNNI) */
   int64_t ca = p->oa + q->zpx, cb = p->ob - q->zpw[0];
   LLVMBuildMemSet(c->b, s.arow, cg_i8c(c, 0), cg_i64c(c, s.R * s.arb), 4);
-  for (unsigned r = 0; r < s.R; r++) {
-    LLVMValueRef ir = LLVMBuildAdd(c->b, i0, cg_i64c(c, r), "");
+  /* a loop over the rows, not R copies of the (vectorized) packing loop:
+   * compile time */
+  cg_loop lr;
+  cg_for(c, &lr, 0, s.R, 1);
+  {
+    LLVMValueRef r = lr.i;
+    LLVMValueRef ir = LLVMBuildAdd(c->b, i0, r, "");
     if (g->M % s.R)
       ir = LLVMBuildSelect(
           c->b, LLVMBuildICmp(c->b, LLVMIntULT, ir, cg_i64c(c, g->M), ""), ir,
           cg_i64c(c, g->M - 1), "");
-    LLVMValueRef i, oa, ob;
+    LLVMValueRef i, oa, ob, oy;
     cg_mm_offsets(c, g,
                   LLVMBuildAdd(c->b, LLVMBuildMul(c->b, bt, cg_i64c(c, g->M), ""),
                                ir, ""),
-                  &i, &oa, &ob, &s.oy[r]);
-    LLVMValueRef dst = cg_gep8(c, s.arow, cg_i64c(c, (int64_t)r * s.arb));
+                  &i, &oa, &ob, &oy);
+    cg_store(c, oy, cg_gep(c, c->t_i64, s.oy, r), 8);
+    LLVMValueRef dst =
+        cg_gep8(c, s.arow, LLVMBuildMul(c->b, r, cg_i64c(c, s.arb), ""));
     cg_store(c, cg_i32c(c, 0), rsum, 4);
     cg_for(c, &lk, 0, g->K, 1);
     LLVMValueRef ap = cg_gep(
@@ -491,17 +524,18 @@ static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
     }
     cg_store(c, v, cg_gep(c, et, dst, lk.i), p->es);
     cg_loop_end(c, &lk);
-    s.rowterm[r] =
-        p->kind == ACT_VNNI
-            ? LLVMBuildSub(
-                  c->b,
-                  LLVMBuildMul(c->b, cg_load(c, c->t_i32, rsum, 4),
-                               cg_i32c(c, (int32_t)(uint32_t)cb), ""),
-                  cg_i32c(c, (int32_t)(uint32_t)((uint64_t)g->K *
-                                                 (uint64_t)ca * (uint64_t)cb)),
-                  "")
-            : NULL;
+    if (s.rowterm)
+      cg_store(c,
+               LLVMBuildSub(
+                   c->b,
+                   LLVMBuildMul(c->b, cg_load(c, c->t_i32, rsum, 4),
+                                cg_i32c(c, (int32_t)(uint32_t)cb), ""),
+                   cg_i32c(c, (int32_t)(uint32_t)((uint64_t)g->K *
+                                                  (uint64_t)ca * (uint64_t)cb)),
+                   ""),
+               cg_gep(c, c->t_i32, s.rowterm, r), 4);
   }
+  cg_loop_end(c, &lr);
   /* column vectors in groups of up to 4 (R x 4 independent accumulators
    * hide the dot instruction's latency) */
   unsigned O = p->nvec < 4 ? (unsigned)p->nvec : 4;
