@@ -248,6 +248,9 @@ void cg_loop_end(cg *c, cg_loop *l);
 /* cg_loop_end, asking LLVM to vectorize the loop `width` lanes wide and
  * not to unroll it. */
 void cg_loop_end_vectorized(cg *c, cg_loop *l, unsigned width);
+/* cg_loop_end, asking LLVM not to unroll the loop (a big body whose
+ * copies cost compile time and gain nothing). */
+void cg_loop_end_nounroll(cg *c, cg_loop *l);
 /* Constant-bounds shorthand. */
 void cg_for(cg *c, cg_loop *l, int64_t begin, int64_t end, int64_t step);
 

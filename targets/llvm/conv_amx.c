@@ -33,7 +33,8 @@
  * output with stride 2). The last block of a virtual row starts at
  * count - NA * TR (overlapping the one before, whose pixels it does not
  * store again), so no load leaves the panel and the panel can be the
- * network's own haloed buffer.
+ * network's own haloed buffer; when it has at most TR pixels of its own
+ * (197 = 6 x 32 + 5) it is one A tile row at count - TR instead.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
  * storage), centered weights, bias' = bias - zpu * sum(wc) added in the
@@ -196,21 +197,20 @@ typedef struct amx_block {
 } amx_block;
 
 /* Store C tile (ai, b) of the block whose first virtual pixel is f0 in
- * virtual row vr; rows before `from` belong to the block before. */
-static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
-                     unsigned b, LLVMValueRef vr, LLVMValueRef f0,
-                     LLVMValueRef from) {
+ * virtual row vr, parked at cb; rows before `from` belong to the block
+ * before. ai and b are run-time values: one copy of this code serves every
+ * tile of a block (the code of 4 copies per block cost compile time). */
+static void epilogue(cg *c, const amx_block *k, LLVMValueRef cb,
+                     LLVMValueRef ai, LLVMValueRef b, LLVMValueRef vr,
+                     LLVMValueRef f0, LLVMValueRef from) {
   const cg_dot_args *a = k->a;
   const amx_plan *p = k->p;
   const cg_conv_geom *g = &a->g;
   const cg_view *y = &a->y;
   LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
-  cg_intrinsic(c, "llvm.x86.tilestored64.internal", NULL, 0,
-               (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64), k->cbuf,
-                                cg_i64c(c, 64), ct},
-               5);
-  LLVMValueRef ch = LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * b), "");
-  LLVMValueRef left = LLVMBuildSub(c->b, k->valid, cg_i64c(c, 16 * b), "");
+  LLVMValueRef b16 = LLVMBuildMul(c->b, b, cg_i64c(c, 16), "");
+  LLVMValueRef ch = LLVMBuildAdd(c->b, k->chbase, b16, "");
+  LLVMValueRef left = LLVMBuildSub(c->b, k->valid, b16, "");
   LLVMValueRef bias = cg_load(c, vt, cg_gep(c, c->t_i32, k->biasp, ch), 4);
   bool raw = a->rq->raw;
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
@@ -227,7 +227,10 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   cg_loop lr;
   cg_for(c, &lr, 0, p->TR, 1);
   LLVMValueRef f = LLVMBuildAdd(
-      c->b, f0, LLVMBuildAdd(c->b, lr.i, cg_i64c(c, p->TR * ai), ""), "");
+      c->b, f0,
+      LLVMBuildAdd(c->b, lr.i, LLVMBuildMul(c->b, ai, cg_i64c(c, p->TR), ""),
+                   ""),
+      "");
   LLVMValueRef oh, ow, keep = LLVMBuildICmp(c->b, LLVMIntSGE, f, from, "");
   if (p->flat && g->OH == 1) {
     /* one output row (every qmatmul): f < vcount = OW, no division */
@@ -246,8 +249,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
   cg_if st;
   cg_if_begin(c, &st, keep);
   LLVMValueRef acc = cg_load(
-      c, vt, cg_gep8(c, k->cbuf, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 64), "")),
-      64);
+      c, vt, cg_gep8(c, cb, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 64), "")), 64);
   LLVMValueRef r =
       cg_requant_apply(c, a->rq, LLVMBuildAdd(c->b, acc, bias, ""), ch, true);
   if (!raw)
@@ -277,12 +279,12 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef ct, unsigned ai,
 
 /* One block: NA x NB accumulator tiles over every K step, then stored. */
 static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
-                  LLVMValueRef from) {
+                  LLVMValueRef from, unsigned NA) {
   const cg_dot_args *a = k->a;
   const amx_plan *p = k->p;
   const cg_conv_geom *g = &a->g;
   const cg_panel *pn = &p->pn;
-  unsigned NA = p->NA, NB = p->NB, nc = NA * NB;
+  unsigned NB = p->NB, nc = NA * NB;
   int64_t krow = p->Kc / 4, bbytes = krow * 64;
   int64_t astride = g->sw * pn->s_col;
   /* panel offset of the block's first pixel */
@@ -343,9 +345,19 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   for (unsigned t = 0; t < nc; t++)
     LLVMAddIncoming(phis[t], &cur[t], &latch, 1);
   LLVMPositionBuilderAtEnd(c->b, done);
-  for (unsigned ai = 0; ai < NA; ai++)
-    for (unsigned b = 0; b < NB; b++)
-      epilogue(c, k, phis[ai * NB + b], ai, b, vr, f0, from);
+  for (unsigned t = 0; t < nc; t++)
+    cg_intrinsic(c, "llvm.x86.tilestored64.internal", NULL, 0,
+                 (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64),
+                                  cg_gep8(c, k->cbuf, cg_i64c(c, t * 1024)),
+                                  cg_i64c(c, 64), phis[t]},
+                 5);
+  cg_loop lt;
+  cg_for(c, &lt, 0, nc, 1);
+  epilogue(c, k, cg_gep8(c, k->cbuf, LLVMBuildMul(c->b, lt.i,
+                                                  cg_i64c(c, 1024), "")),
+           LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, NB), ""),
+           LLVMBuildURem(c->b, lt.i, cg_i64c(c, NB), ""), vr, f0, from);
+  cg_loop_end_nounroll(c, &lt);
 }
 
 static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
@@ -365,7 +377,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   k.yb = cg_view_base(c, &a->y);
   k.biasp = bg;
   k.offs = og;
-  k.cbuf = cg_var(c, LLVMArrayType2(c->t_i32, 256), "cbuf");
+  k.cbuf = cg_var(c, LLVMArrayType2(c->t_i32, 4 * 256), "cbuf");
   LLVMSetAlignment(k.cbuf, 64);
   LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
   cg_loop lt;
@@ -398,8 +410,21 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   LLVMValueRef from =
       LLVMBuildMul(c->b, LLVMBuildURem(c->b, lb.i, cg_i64c(c, p->nblk), ""),
                    cg_i64c(c, p->PB), "");
-  LLVMValueRef f0 = cg_min_s(c, from, cg_i64c(c, p->vcount - p->PB));
-  block(c, &k, vr, f0, from);
+  if (p->NA > 1 && p->vcount - (p->nblk - 1) * p->PB <= p->TR) {
+    /* the last block of a virtual row has at most TR new pixels (ViT's
+     * 197 rows: 6 x 32 + 5): one A tile row, not NA overlapping ones */
+    cg_if fl;
+    cg_if_begin(c, &fl,
+                LLVMBuildICmp(c->b, LLVMIntSGE, from,
+                              cg_i64c(c, p->vcount - p->TR), ""));
+    block(c, &k, vr, cg_i64c(c, p->vcount - p->TR), from, 1);
+    cg_if_else(c, &fl);
+    block(c, &k, vr, from, from, p->NA);
+    cg_if_end(c, &fl);
+  } else {
+    LLVMValueRef f0 = cg_min_s(c, from, cg_i64c(c, p->vcount - p->PB));
+    block(c, &k, vr, f0, from, p->NA);
+  }
   cg_loop_end(c, &lb);
   cg_loop_end(c, &lt);
   cg_stage_end(c);

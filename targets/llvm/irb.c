@@ -206,7 +206,8 @@ void cg_loop_begin(cg *c, cg_loop *l, LLVMValueRef begin, LLVMValueRef end,
 
 /* !llvm.loop on the latch: no unrolling, vectorize by `width` lanes (a
  * short constant-trip loop would otherwise be unrolled before the loop
- * vectorizer sees it, leaving the SLP vectorizer to pick a worse shape). */
+ * vectorizer sees it, leaving the SLP vectorizer to pick a worse shape);
+ * width 0: no unrolling only. */
 static void loop_hints(cg *c, LLVMValueRef br, unsigned width) {
   LLVMMetadataRef i32w = LLVMValueAsMetadata(cg_i32c(c, width));
   LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(c->t_i1, 1, 0));
@@ -228,7 +229,7 @@ static void loop_hints(cg *c, LLVMValueRef br, unsigned width) {
       2);
   LLVMMetadataRef tmp = LLVMTemporaryMDNode(c->lc, NULL, 0);
   ops[0] = tmp;
-  LLVMMetadataRef node = LLVMMDNodeInContext2(c->lc, ops, 4);
+  LLVMMetadataRef node = LLVMMDNodeInContext2(c->lc, ops, width ? 4 : 2);
   LLVMMetadataReplaceAllUsesWith(tmp, node);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->lc, "llvm.loop", 9),
                   LLVMMetadataAsValue(c->lc, node));
@@ -238,6 +239,10 @@ void cg_loop_end_vectorized(cg *c, cg_loop *l, unsigned width) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
   cg_loop_end(c, l);
   loop_hints(c, LLVMGetBasicBlockTerminator(latch), width);
+}
+
+void cg_loop_end_nounroll(cg *c, cg_loop *l) {
+  cg_loop_end_vectorized(c, l, 0);
 }
 
 void cg_loop_end(cg *c, cg_loop *l) {

@@ -173,6 +173,17 @@ static void nest_end(cg *c, nest *s) {
     cg_loop_end(c, &s->l[k]);
 }
 
+/* nest_end with the innermost loop vectorized `width` wide (LLVM's own
+ * choice for loops that mix f64 and f32 is 4 lanes). */
+static void nest_end_vectorized(cg *c, nest *s, unsigned width) {
+  for (unsigned k = s->n; k-- > 0;) {
+    if (k == s->n - 1)
+      cg_loop_end_vectorized(c, &s->l[k], width);
+    else
+      cg_loop_end(c, &s->l[k]);
+  }
+}
+
 /* ---- reductions ---------------------------------------------------------- */
 
 /* The reference's NaN-keeping max (gt) or min (!gt) step on doubles. */
@@ -444,7 +455,7 @@ CG_LOWER(cg_lower_layer_norm) {
                             c->t_f64, "")
            : load_d(c, tx, qb, s0.off[0]);
     cg_store(c, v, cg_gep(c, c->t_f64, xb, s0.off[1]), 8);
-    nest_end(c, &s0);
+    nest_end_vectorized(c, &s0, 16);
   }
   /* f32: each step rounded to f32 as in the reference's layer_norm_f32
    * (the statistics' sums in order, 1.0f / sqrtf) */
@@ -488,7 +499,7 @@ CG_LOWER(cg_lower_layer_norm) {
     else
       store_d(c, ty, v, yb, sy.off[1]);
   }
-  nest_end(c, &sy);
+  nest_end_vectorized(c, &sy, 16);
   cg_loop_end(c, &lt);
   cg_stage_end(c);
   return c->status;

@@ -9,16 +9,22 @@
  *
  *             Bp[b][jv][kq][VL][kg]    jv = j / VL, kq = k / kg
  *
- *           tile by tile, no division in the loop; plus, for VNNI, the
+ *           tile by tile, no division in the loop (a full tile of a B
+ *           whose rows are contiguous, P x V's V: kg vector loads and one
+ *           interleaving shuffle); plus, for VNNI, the
  *           column sums colsum[b][j] of what it packed (vpdpbusd of the
  *           packed vectors with all-ones bytes). A B broadcast over every
  *           batch dim is packed once, not once per batch.
- *   rows    per row i of every batch: A's row packed into a local buffer,
- *           then for each group of up to 4 column vectors
+ *   rows    per block of R rows (R = 4 on zmm, 2 on ymm; the last row
+ *           repeated past M, not stored) of every batch: A's rows packed
+ *           into a local buffer, then for each group of up to 4 column
+ *           vectors, R x 4 accumulators in registers
  *
- *             acc[v] += broadcast(arow[kq*kg .. +kg)) . Bp[b][jv+v][kq]
+ *             acc[r][v] += broadcast(arow[r][kq*kg .. +kg)) . Bp[b][jv+v][kq]
  *
- *           and a scalar epilogue: corrections, bias, requantization.
+ *           (each B vector loaded once for the R rows), and a vector
+ *           epilogue straight from the registers: corrections, bias,
+ *           requantization, a masked store of the lanes past N.
  *
  *   kind   instruction        kg  arow          Bp
  *   VNNI   vpdpbusd zmm/ymm   4   au (u8)       bs (s8)
@@ -49,6 +55,8 @@
 
 typedef enum act_kind { ACT_VNNI, ACT_WD } act_kind;
 
+#define ACT_RMAX 4 /* rows of A per task (register blocking) */
+
 typedef struct act_plan {
   act_kind kind;
   unsigned VL, kg, es;   /* lanes, k per lane step, packed element bytes */
@@ -68,11 +76,16 @@ static bool is_8bit(const quill_type *elem) {
 }
 
 static bool plan(cg *c, const cg_view *a, const cg_view *b,
-                 const cg_mm_geom *g, const cg_qlinear *q, act_plan *p) {
+                 const cg_view *y, const cg_mm_geom *g, const cg_qlinear *q, act_plan *p) {
   memset(p, 0, sizeof *p);
   const cg_target *t = c->tgt;
   if (q->wconst || q->wide || q->nw != 1 || (q->has_bias && !q->bconst) ||
-      !is_8bit(a->elem) || !is_8bit(b->elem) || g->K == 0)
+      q->rq.n != 1 || q->rq.epi || !is_8bit(a->elem) || !is_8bit(b->elem) ||
+      g->K == 0)
+    return false;
+  /* the vector epilogue stores 8-bit values, or raw i32 sums */
+  if (!(q->rq.raw ? storage_kind(y->elem) == QUILL_TYPE_I32
+                  : is_8bit(y->elem)))
     return false;
   switch (t->isa) {
   case QUILL_LLVM_ISA_AMX:
@@ -165,6 +178,49 @@ static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
       LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->Kq), ""),
                    lkq.i, ""),
       cg_i64c(c, (int64_t)(p->VL * p->kg)), "");
+  /* rows of B contiguous (P x V's V): a full tile is kg vector loads of
+   * VL bytes interleaved by one shuffle, the rest element by element */
+  bool vec = p->kind == ACT_VNNI && g->b_cs == 1;
+  cg_if fv;
+  if (vec) {
+    LLVMValueRef full = LLVMBuildAnd(
+        c->b,
+        LLVMBuildICmp(c->b, LLVMIntSLT, ljv.i, cg_i64c(c, g->N / p->VL), ""),
+        LLVMBuildICmp(c->b, LLVMIntSLT, lkq.i, cg_i64c(c, g->K / p->kg), ""),
+        "");
+    cg_if_begin(c, &fv, full);
+    LLVMTypeRef rt = LLVMVectorType(c->t_i8, p->VL);
+    LLVMValueRef rows[4];
+    for (unsigned e = 0; e < 4; e++) {
+      LLVMValueRef k = LLVMBuildAdd(
+          c->b, LLVMBuildMul(c->b, lkq.i, cg_i64c(c, 4), ""), cg_i64c(c, e),
+          "");
+      LLVMValueRef off = LLVMBuildAdd(
+          c->b, ob,
+          LLVMBuildAdd(c->b, LLVMBuildMul(c->b, k, cg_i64c(c, g->b_rs), ""),
+                       LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), ""), ""),
+          "");
+      rows[e] = cg_load(c, rt, cg_gep(c, c->t_i8, bb, off), 1);
+      if (p->b_u8)
+        rows[e] = LLVMBuildXor(c->b, rows[e], cg_splat(c, cg_i8c(c, 0x80),
+                                                       p->VL), "");
+    }
+    LLVMValueRef m2[32], m4[64];
+    for (unsigned l = 0; l < 2 * p->VL; l++)
+      m2[l] = cg_i32c(c, (int32_t)l);
+    for (unsigned l = 0; l < p->VL; l++)
+      for (unsigned e = 0; e < 4; e++)
+        m4[l * 4 + e] = cg_i32c(c, (int32_t)(e * p->VL + l));
+    LLVMValueRef a01 = LLVMBuildShuffleVector(
+        c->b, rows[0], rows[1], LLVMConstVector(m2, 2 * p->VL), "");
+    LLVMValueRef a23 = LLVMBuildShuffleVector(
+        c->b, rows[2], rows[3], LLVMConstVector(m2, 2 * p->VL), "");
+    cg_store(c,
+             LLVMBuildShuffleVector(c->b, a01, a23,
+                                    LLVMConstVector(m4, 4 * p->VL), ""),
+             cg_gep8(c, dst, tile), 1);
+    cg_if_else(c, &fv);
+  }
   cg_for(c, &ll, 0, p->VL, 1);
   LLVMValueRef j = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, ljv.i, cg_i64c(c, p->VL), ""), ll.i, "");
@@ -201,6 +257,8 @@ static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
   cg_store(c, v, cg_gep(c, et, dst, e), p->es);
   cg_loop_end(c, &le);
   cg_loop_end(c, &ll);
+  if (vec)
+    cg_if_end(c, &fv);
   cg_loop_end(c, &lkq);
   /* colsum[jv * VL + l] = sum over the column's packed bytes */
   if (p->kind == ACT_VNNI) {
@@ -234,147 +292,259 @@ static void emit_pack(cg *c, const cg_view *b, const cg_mm_geom *g,
 
 typedef struct rstate {
   const act_plan *p;
-  LLVMValueRef arow, bpk, accrow; /* packed row, batch's packed B, i32 row */
+  const cg_qlinear *q;
+  const cg_view *y;
+  const cg_mm_geom *g;
+  unsigned R;                     /* rows per task */
+  int64_t arb;                    /* bytes of one packed A row */
+  LLVMValueRef arow, bpk, sums;   /* packed rows, batch's B, its colsums */
+  LLVMValueRef biastab, yb;       /* padded bias (or NULL), y's base */
+  LLVMValueRef rowterm;           /* i32 [R]: cb * sum(au) - K ca cb */
+  LLVMValueRef oy;                /* i64 [R]: each row's offset in y */
+  LLVMValueRef accbuf;            /* <VL x i32> [R][4]: the sums */
+  LLVMValueRef nrows;             /* rows of this task inside M */
   LLVMTypeRef vt;                 /* <VL x i32> */
 } rstate;
 
-/* nv column vectors from vector jv0 on: accumulate over K, store the sums
- * to accrow[jv0 * VL ..). */
-static void emit_group(cg *c, const rstate *s, unsigned nv, LLVMValueRef jv0) {
+/* Requantize and store row r's vector of columns j0 .. j0 + VL (the lanes
+ * past N masked off; a strided y goes lane by lane). */
+static void emit_store(cg *c, rstate *s, cg_qlinear *q, LLVMValueRef r,
+                       LLVMValueRef acc, LLVMValueRef j0) {
+  const act_plan *p = s->p;
+  const cg_mm_geom *g = s->g;
+  unsigned VL = p->VL;
+  if (s->rowterm) {
+    LLVMValueRef cs = cg_load(c, s->vt, cg_gep(c, c->t_i32, s->sums, j0), 4);
+    LLVMValueRef rt =
+        cg_load(c, c->t_i32, cg_gep(c, c->t_i32, s->rowterm, r), 4);
+    acc = LLVMBuildAdd(c->b, acc, cg_splat(c, rt, VL), "");
+    acc = LLVMBuildSub(
+        c->b, acc,
+        LLVMBuildMul(c->b, cs,
+                     cg_splat(c, cg_i32c(c, (int32_t)(uint32_t)(p->oa + q->zpx)),
+                              VL),
+                     ""),
+        "");
+  }
+  if (s->biastab)
+    acc = LLVMBuildAdd(
+        c->b, acc, cg_load(c, s->vt, cg_gep(c, c->t_i32, s->biastab, j0), 4),
+        "");
+  LLVMValueRef v = cg_requant_apply(c, &q->rq, acc, j0, true);
+  LLVMValueRef left = LLVMBuildSub(c->b, cg_i64c(c, g->N), j0, "");
+  cg_if fr;
+  bool tail = g->M % s->R != 0;
+  if (tail)
+    cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntULT, r, s->nrows, ""));
+  LLVMTypeRef et = cg_elem_type(c, s->y->elem);
+  LLVMValueRef yo = LLVMBuildAdd(
+      c->b, cg_load(c, c->t_i64, cg_gep(c, c->t_i64, s->oy, r), 8),
+      LLVMBuildMul(c->b, j0, cg_i64c(c, g->y_cs), ""), "");
+  LLVMValueRef yp = cg_gep(c, et, s->yb, yo);
+  if (g->y_cs == 1) {
+    LLVMValueRef lanes[16];
+    for (unsigned l = 0; l < VL; l++)
+      lanes[l] = cg_i64c(c, l);
+    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
+                                      LLVMConstVector(lanes, VL),
+                                      cg_splat(c, left, VL), "");
+    LLVMTypeRef yvt = LLVMVectorType(et, VL);
+    if (LLVMGetIntTypeWidth(et) < 32)
+      v = LLVMBuildTrunc(c->b, v, yvt, "");
+    unsigned al = (unsigned)quill_type_elem_bytes(cg_storage(s->y->elem));
+    cg_intrinsic(c, "llvm.masked.store", (LLVMTypeRef[]){yvt, c->t_ptr}, 2,
+                 (LLVMValueRef[]){v, yp, cg_i32c(c, al), mask}, 4);
+  } else {
+    for (unsigned l = 0; l < VL; l++) {
+      cg_if fl;
+      cg_if_begin(c, &fl, LLVMBuildICmp(c->b, LLVMIntSLT, cg_i64c(c, l), left,
+                                        ""));
+      cg_store_result(c, s->y->elem,
+                      LLVMBuildExtractElement(c->b, v, cg_i32c(c, (int32_t)l),
+                                              ""),
+                      cg_gep(c, et, yp, cg_i64c(c, (int64_t)l * g->y_cs)));
+      cg_if_end(c, &fl);
+    }
+  }
+  if (tail)
+    cg_if_end(c, &fr);
+}
+
+/* nv column vectors from vector jv0 on, for the task's R rows: R x nv
+ * accumulators over K (each B vector loaded once for all rows, each row's
+ * 4 bytes broadcast once for all vectors), then the vector epilogue, a
+ * loop over the sums parked on the stack (one copy of its code, not
+ * R x nv: the compile time of ViT's 24 attention matmuls). */
+static void emit_group(cg *c, rstate *s, cg_qlinear *q, unsigned nv,
+                       LLVMValueRef jv0) {
   const act_plan *p = s->p;
   int64_t wvec = (int64_t)p->VL * 4; /* bytes of one packed vector step */
-  LLVMValueRef acc[4];
-  for (unsigned v = 0; v < nv; v++) {
-    acc[v] = cg_var(c, s->vt, "acc");
-    cg_store(c, LLVMConstNull(s->vt), acc[v], 64);
-  }
+  LLVMValueRef acc[ACT_RMAX][4];
+  for (unsigned r = 0; r < s->R; r++)
+    for (unsigned v = 0; v < nv; v++) {
+      acc[r][v] = cg_var(c, s->vt, "acc");
+      cg_store(c, LLVMConstNull(s->vt), acc[r][v], 64);
+    }
   LLVMValueRef wb = cg_gep8(
       c, s->bpk, LLVMBuildMul(c->b, jv0, cg_i64c(c, p->Kq * wvec), ""));
   cg_loop lk;
   cg_for(c, &lk, 0, p->Kq, 1);
-  LLVMValueRef xs = cg_load(
-      c, c->t_i32, cg_gep8(c, s->arow, LLVMBuildMul(c->b, lk.i,
-                                                    cg_i64c(c, 4), "")),
-      4);
-  LLVMValueRef xb = cg_splat(c, xs, p->VL);
+  LLVMValueRef k4 = LLVMBuildMul(c->b, lk.i, cg_i64c(c, 4), "");
   LLVMValueRef wk = cg_gep8(c, wb, LLVMBuildMul(c->b, lk.i,
                                                 cg_i64c(c, wvec), ""));
-  for (unsigned v = 0; v < nv; v++) {
-    LLVMValueRef w = cg_load(
-        c, s->vt, cg_gep8(c, wk, cg_i64c(c, (int64_t)v * p->Kq * wvec)), 4);
-    cg_store(c, dot_step(c, p, cg_load(c, s->vt, acc[v], 64), xb, w), acc[v],
-             64);
-  }
-  cg_loop_end(c, &lk);
-  LLVMValueRef j0 = LLVMBuildMul(c->b, jv0, cg_i64c(c, p->VL), "");
+  LLVMValueRef w[4];
   for (unsigned v = 0; v < nv; v++)
-    cg_store(c, cg_load(c, s->vt, acc[v], 64),
-             cg_gep(c, c->t_i32, s->accrow,
-                    LLVMBuildAdd(c->b, j0, cg_i64c(c, (int64_t)v * p->VL),
-                                 "")),
-             4);
+    w[v] = cg_load(
+        c, s->vt, cg_gep8(c, wk, cg_i64c(c, (int64_t)v * p->Kq * wvec)), 4);
+  for (unsigned r = 0; r < s->R; r++) {
+    LLVMValueRef xs = cg_load(
+        c, c->t_i32,
+        cg_gep8(c, s->arow,
+                LLVMBuildAdd(c->b, k4, cg_i64c(c, (int64_t)r * s->arb), "")),
+        4);
+    LLVMValueRef xb = cg_splat(c, xs, p->VL);
+    for (unsigned v = 0; v < nv; v++)
+      cg_store(c, dot_step(c, p, cg_load(c, s->vt, acc[r][v], 64), xb, w[v]),
+               acc[r][v], 64);
+  }
+  cg_loop_end_nounroll(c, &lk);
+  for (unsigned r = 0; r < s->R; r++)
+    for (unsigned v = 0; v < nv; v++)
+      cg_store(c, cg_load(c, s->vt, acc[r][v], 64),
+               cg_gep(c, s->vt, s->accbuf, cg_i64c(c, (int64_t)(r * 4 + v))),
+               p->VL * 4);
+  LLVMValueRef j0 = LLVMBuildMul(c->b, jv0, cg_i64c(c, p->VL), "");
+  cg_loop lr, lv;
+  cg_for(c, &lr, 0, s->R, 1);
+  cg_for(c, &lv, 0, nv, 1);
+  LLVMValueRef sum = cg_load(
+      c, s->vt,
+      cg_gep(c, s->vt, s->accbuf,
+             LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 4), ""),
+                          lv.i, "")),
+      p->VL * 4);
+  emit_store(c, s, q, lr.i, sum,
+             LLVMBuildAdd(c->b, j0,
+                          LLVMBuildMul(c->b, lv.i, cg_i64c(c, p->VL), ""), ""));
+  cg_loop_end_nounroll(c, &lv);
+  cg_loop_end_nounroll(c, &lr);
 }
 
 static void emit_rows(cg *c, const cg_view *a, const cg_view *y,
                       const cg_mm_geom *g, cg_qlinear *q, const act_plan *p,
                       LLVMValueRef biastab) {
   int64_t pb = packed_bytes(p), Kp = p->Kq * p->kg;
-  cg_stage_begin(c, "qmatmul.act", g->batches * g->M);
-  cg_stage_work(c, (double)(g->batches * g->M * p->Np * Kp) /
-                       (p->kind == ACT_VNNI ? 64.0 : 16.0) +
-                       (double)(g->batches * g->M * g->N) * 2.0);
   rstate s;
+  memset(&s, 0, sizeof s);
   s.p = p;
+  s.q = q;
+  s.y = y;
+  s.g = g;
+  /* rows per task: R x 4 accumulators and 4 B vectors in registers (32
+   * zmm; 16 ymm on the 256-bit paths) */
+  s.R = p->VL == 16 ? 4 : 2;
+  if ((int64_t)s.R > g->M)
+    s.R = (unsigned)g->M;
+  int64_t nblk = (g->M + s.R - 1) / s.R;
+  cg_stage_begin(c, "qmatmul.act", g->batches * nblk);
+  cg_stage_work(c, (double)(g->batches * g->M * p->Np * Kp) /
+                       (p->kind == ACT_VNNI ? 128.0 : 32.0) +
+                       (double)(g->batches * g->M * g->N) * 0.3);
   s.vt = LLVMVectorType(c->t_i32, p->VL);
-  LLVMValueRef ab = cg_view_base(c, a), yb = cg_view_base(c, y);
+  s.biastab = biastab;
+  s.arb = Kp * p->es;
+  LLVMValueRef ab = cg_view_base(c, a);
+  s.yb = cg_view_base(c, y);
   LLVMValueRef wsb = cg_slot_ptr(c, p->ws_b);
-  LLVMValueRef wss = p->kind == ACT_VNNI ? cg_slot_ptr(c, p->ws_sum) : NULL;
   LLVMTypeRef et = p->es == 1 ? c->t_i8 : c->t_i16;
-  s.arow = cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)(Kp * p->es / 4 + 1)),
+  s.arow = cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)(s.R * s.arb / 4 + 1)),
                   "arow");
-  s.accrow = cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)p->Np), "accrow");
   LLVMValueRef rsum = cg_var(c, c->t_i32, "rowsum");
-  cg_loop lt, lk, lj, lg;
+  s.rowterm = p->kind == ACT_VNNI
+                  ? cg_var(c, LLVMArrayType2(c->t_i32, ACT_RMAX), "rowterm")
+                  : NULL;
+  s.oy = cg_var(c, LLVMArrayType2(c->t_i64, ACT_RMAX), "oy");
+  s.accbuf = cg_var(c, LLVMArrayType2(s.vt, ACT_RMAX * 4), "accbuf");
+  LLVMSetAlignment(s.accbuf, 64);
+  cg_loop lt, lk, lg;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef i, oa, ob, oy;
-  cg_mm_offsets(c, g, lt.i, &i, &oa, &ob, &oy);
-  /* the packed matrix of this row's batch (the only one when B is
+  LLVMValueRef bt = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, nblk), "");
+  LLVMValueRef i0 = LLVMBuildMul(
+      c->b, LLVMBuildURem(c->b, lt.i, cg_i64c(c, nblk), ""),
+      cg_i64c(c, s.R), "");
+  s.nrows = LLVMBuildSub(c->b, cg_i64c(c, g->M), i0, "");
+  /* the packed matrix of this task's batch (the only one when B is
    * broadcast) */
-  LLVMValueRef bt = packed_count(g) > 1
-                        ? LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, g->M), "")
-                        : cg_i64c(c, 0);
-  s.bpk = cg_gep8(c, wsb, LLVMBuildMul(c->b, bt, cg_i64c(c, pb), ""));
-  /* A's row: padded with zeros to Kp, its sum (VNNI) */
-  LLVMBuildMemSet(c->b, s.arow, cg_i8c(c, 0), cg_i64c(c, Kp * p->es), 4);
-  cg_store(c, cg_i32c(c, 0), rsum, 4);
-  cg_for(c, &lk, 0, g->K, 1);
-  LLVMValueRef ap = cg_gep(c, cg_elem_type(c, a->elem), ab,
-                           LLVMBuildAdd(c->b, oa,
-                                        LLVMBuildMul(c->b, lk.i,
-                                                     cg_i64c(c, g->a_cs), ""),
-                                        ""));
-  LLVMValueRef v;
-  if (p->kind == ACT_VNNI) {
-    v = cg_load(c, c->t_i8, ap, 1);
-    if (p->a_s8)
-      v = LLVMBuildXor(c->b, v, cg_i8c(c, 0x80), "");
-    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, rsum, 4),
-                             LLVMBuildZExt(c->b, v, c->t_i32, ""), ""),
-             rsum, 4);
-  } else {
-    v = LLVMBuildSub(c->b, cg_load_int(c, a->elem, ap, c->t_i32),
-                     cg_i32c(c, q->zpx), "");
-    v = LLVMBuildTrunc(c->b, v, c->t_i16, "");
+  LLVMValueRef bm = packed_count(g) > 1 ? bt : cg_i64c(c, 0);
+  s.bpk = cg_gep8(c, wsb, LLVMBuildMul(c->b, bm, cg_i64c(c, pb), ""));
+  if (p->kind == ACT_VNNI)
+    s.sums = cg_gep(c, c->t_i32, cg_slot_ptr(c, p->ws_sum),
+                    LLVMBuildMul(c->b, bm, cg_i64c(c, p->Np), ""));
+  /* A's rows (the last row repeated past M): padded with zeros to Kp,
+   * their sums (VNNI) */
+  int64_t ca = p->oa + q->zpx, cb = p->ob - q->zpw[0];
+  LLVMBuildMemSet(c->b, s.arow, cg_i8c(c, 0), cg_i64c(c, s.R * s.arb), 4);
+  /* a loop over the rows, not R copies of the (vectorized) packing loop:
+   * compile time */
+  cg_loop lr;
+  cg_for(c, &lr, 0, s.R, 1);
+  {
+    LLVMValueRef r = lr.i;
+    LLVMValueRef ir = LLVMBuildAdd(c->b, i0, r, "");
+    if (g->M % s.R)
+      ir = LLVMBuildSelect(
+          c->b, LLVMBuildICmp(c->b, LLVMIntULT, ir, cg_i64c(c, g->M), ""), ir,
+          cg_i64c(c, g->M - 1), "");
+    LLVMValueRef i, oa, ob, oy;
+    cg_mm_offsets(c, g,
+                  LLVMBuildAdd(c->b, LLVMBuildMul(c->b, bt, cg_i64c(c, g->M), ""),
+                               ir, ""),
+                  &i, &oa, &ob, &oy);
+    cg_store(c, oy, cg_gep(c, c->t_i64, s.oy, r), 8);
+    LLVMValueRef dst =
+        cg_gep8(c, s.arow, LLVMBuildMul(c->b, r, cg_i64c(c, s.arb), ""));
+    cg_store(c, cg_i32c(c, 0), rsum, 4);
+    cg_for(c, &lk, 0, g->K, 1);
+    LLVMValueRef ap = cg_gep(
+        c, cg_elem_type(c, a->elem), ab,
+        LLVMBuildAdd(c->b, oa,
+                     LLVMBuildMul(c->b, lk.i, cg_i64c(c, g->a_cs), ""), ""));
+    LLVMValueRef v;
+    if (p->kind == ACT_VNNI) {
+      v = cg_load(c, c->t_i8, ap, 1);
+      if (p->a_s8)
+        v = LLVMBuildXor(c->b, v, cg_i8c(c, 0x80), "");
+      cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, rsum, 4),
+                               LLVMBuildZExt(c->b, v, c->t_i32, ""), ""),
+               rsum, 4);
+    } else {
+      v = LLVMBuildSub(c->b, cg_load_int(c, a->elem, ap, c->t_i32),
+                       cg_i32c(c, q->zpx), "");
+      v = LLVMBuildTrunc(c->b, v, c->t_i16, "");
+    }
+    cg_store(c, v, cg_gep(c, et, dst, lk.i), p->es);
+    cg_loop_end(c, &lk);
+    if (s.rowterm)
+      cg_store(c,
+               LLVMBuildSub(
+                   c->b,
+                   LLVMBuildMul(c->b, cg_load(c, c->t_i32, rsum, 4),
+                                cg_i32c(c, (int32_t)(uint32_t)cb), ""),
+                   cg_i32c(c, (int32_t)(uint32_t)((uint64_t)g->K *
+                                                  (uint64_t)ca * (uint64_t)cb)),
+                   ""),
+               cg_gep(c, c->t_i32, s.rowterm, r), 4);
   }
-  cg_store(c, v, cg_gep(c, et, s.arow, lk.i), p->es);
-  cg_loop_end(c, &lk);
-  /* column vectors in groups of up to 4 (4 independent accumulators hide
-   * the dot instruction's latency) */
+  cg_loop_end(c, &lr);
+  /* column vectors in groups of up to 4 (R x 4 independent accumulators
+   * hide the dot instruction's latency) */
   unsigned O = p->nvec < 4 ? (unsigned)p->nvec : 4;
   int64_t ng = p->nvec / O, rem = p->nvec % O;
   cg_for(c, &lg, 0, ng, 1);
-  emit_group(c, &s, O, LLVMBuildMul(c->b, lg.i, cg_i64c(c, O), ""));
+  emit_group(c, &s, q, O, LLVMBuildMul(c->b, lg.i, cg_i64c(c, O), ""));
   cg_loop_end(c, &lg);
   if (rem)
-    emit_group(c, &s, (unsigned)rem, cg_i64c(c, ng * O));
-  /* epilogue: corrections, bias, requantization */
-  int64_t ca = p->oa + q->zpx, cb = p->ob - q->zpw[0];
-  LLVMValueRef rowterm = NULL;
-  if (p->kind == ACT_VNNI)
-    rowterm = LLVMBuildSub(
-        c->b, LLVMBuildMul(c->b, cg_load(c, c->t_i32, rsum, 4),
-                           cg_i32c(c, (int32_t)(uint32_t)cb), ""),
-        cg_i32c(c, (int32_t)(uint32_t)((uint64_t)g->K * (uint64_t)ca *
-                                       (uint64_t)cb)),
-        "");
-  cg_for(c, &lj, 0, g->N, 1);
-  LLVMValueRef acc = cg_load(c, c->t_i32, cg_gep(c, c->t_i32, s.accrow, lj.i),
-                             4);
-  if (rowterm) {
-    LLVMValueRef cs = cg_load(
-        c, c->t_i32,
-        cg_gep(c, c->t_i32, wss,
-               LLVMBuildAdd(c->b, LLVMBuildMul(c->b, bt, cg_i64c(c, p->Np), ""),
-                            lj.i, "")),
-        4);
-    acc = LLVMBuildAdd(c->b, acc, rowterm, "");
-    acc = LLVMBuildSub(c->b, acc,
-                       LLVMBuildMul(c->b, cs,
-                                    cg_i32c(c, (int32_t)(uint32_t)ca), ""),
-                       "");
-  }
-  if (biastab)
-    acc = LLVMBuildAdd(c->b, acc,
-                       cg_load(c, c->t_i32,
-                               cg_gep(c, c->t_i32, biastab, lj.i), 4),
-                       "");
-  LLVMValueRef r = cg_qlinear_acc_requant(c, q, acc, lj.i);
-  LLVMValueRef yo = LLVMBuildAdd(c->b, oy,
-                                 LLVMBuildMul(c->b, lj.i, cg_i64c(c, g->y_cs),
-                                              ""),
-                                 "");
-  cg_store_result(c, y->elem, r, cg_gep(c, cg_elem_type(c, y->elem), yb, yo));
-  cg_loop_end(c, &lj);
+    emit_group(c, &s, q, (unsigned)rem, cg_i64c(c, ng * O));
   cg_loop_end(c, &lt);
   cg_stage_end(c);
 }
@@ -384,19 +554,21 @@ bool cg_qmatmul_act(cg *c, const quill_op *op, const cg_view *a,
                     cg_qlinear *q) {
   (void)op;
   act_plan p;
-  if (!plan(c, a, b, g, q, &p))
+  if (!plan(c, a, b, y, g, q, &p))
     return false;
   LLVMValueRef biastab = NULL;
   if (q->has_bias) {
-    int32_t *t = quill_alloc(c->ctx, (size_t)g->N * sizeof *t);
+    /* padded with zeros to Np: the epilogue loads whole vectors */
+    size_t bytes = (size_t)p.Np * sizeof(int32_t);
+    int32_t *t = quill_alloc(c->ctx, bytes);
     if (!t) {
       c->status = QUILL_ERR_NOMEM;
       return true;
     }
-    for (int64_t j = 0; j < g->N; j++)
-      t[j] = cg_qlinear_bias(q, (size_t)j);
-    biastab = cg_const_global(c, "bias", t, (size_t)g->N * sizeof *t);
-    quill_free(c->ctx, t, (size_t)g->N * sizeof *t);
+    for (int64_t j = 0; j < p.Np; j++)
+      t[j] = j < g->N ? cg_qlinear_bias(q, (size_t)j) : 0;
+    biastab = cg_const_global(c, "bias", t, bytes);
+    quill_free(c->ctx, t, bytes);
   }
   int64_t nmat = packed_count(g);
   p.ws_b = cg_workspace(c, (size_t)(nmat * packed_bytes(&p)));

@@ -30,6 +30,8 @@
  *   qconv-add  qconv2d -> qadd (+ relu) -> 1x1 qconv2d, the residual add
  *            in the conv's epilogue (fuse_add.c), or its own stage where
  *            the path or the graph does not allow it (half as many cases)
+ *   qmatmul-tall  qmatmul with 33-48 or 197 rows: the AMX kernel's last
+ *            block of one A tile row (a twentieth as many cases)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -374,9 +376,11 @@ static void gen_qdw(gen *g) {
 
 /* ---- qmatmul ------------------------------------------------------------- */
 
-static void gen_qmatmul(gen *g) {
+/* m rows of A (0: drawn, 1-9) */
+static void gen_qmatmul_m(gen *g, int64_t m) {
   int64_t B = rnd() % 3 == 0 ? rnd_int(2, 3) : 0; /* batch of A */
-  int64_t M = rnd_int(1, 9), K = rnd() % 2 ? 4 * rnd_int(1, 24) : rnd_int(1, 70);
+  int64_t M = m ? m : rnd_int(1, 9),
+          K = rnd() % 2 ? 4 * rnd_int(1, 24) : rnd_int(1, 70);
   int64_t N = rnd() % 2 ? 16 * rnd_int(1, 4) : rnd_int(1, 50);
   bool bbatch = B && rnd() % 3 == 0;
   bool xu8 = rnd() % 2;
@@ -462,6 +466,8 @@ static void gen_qmatmul(gen *g) {
   emit(g, ">\n  return %%y\n}\n");
   free(w);
 }
+
+static void gen_qmatmul(gen *g) { gen_qmatmul_m(g, 0); }
 
 /* qmatmul of two activations (runtime B per tensor, as attention's
  * Q x K^T and P x V): batched or 2-D, B batched or broadcast, sometimes
@@ -984,8 +990,9 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 9; op++)
-    for (int i = 0; i < (op == 8   ? (ncases + 9) / 10
+  for (int op = 0; op < 10; op++)
+    for (int i = 0; i < (op == 9   ? (ncases + 19) / 20
+                         : op == 8 ? (ncases + 9) / 10
                          : op == 7 ? (ncases + 1) / 2
                          : op >= 4 ? (ncases + 2) / 3
                                    : ncases);
@@ -1010,12 +1017,15 @@ int main(int argc, char **argv) {
         gen_qlut(&g);
       else if (op == 7)
         gen_qconv_add(&g);
-      else
+      else if (op == 8)
         gen_qdw(&g);
+      else /* 33-48 rows (32 + a partial tile) or ViT's 197 */
+        gen_qmatmul_m(&g, rnd() % 2 ? 197 : rnd_int(33, 48));
       char name[64];
-      static const char *const opn[9] = {"qconv2d", "qmatmul", "qadd/qmul",
-                                         "qmatmul-act", "qnorm", "epi",
-                                         "qlut", "qconv-add", "qdw"};
+      static const char *const opn[10] = {"qconv2d", "qmatmul", "qadd/qmul",
+                                          "qmatmul-act", "qnorm", "epi",
+                                          "qlut", "qconv-add", "qdw",
+                                          "qmatmul-tall"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
