@@ -44,7 +44,18 @@
  *      %y = add %0, %t
  *
  *    (the constants have shape [C] followed by rank-2 ones, so they
- *    broadcast over N, C, spatial dims).
+ *    broadcast over N, C, spatial dims). On a 4-D (NCHW) input the same
+ *    pattern makes it a 1x1 depthwise conv instead, the same function:
+ *
+ *      %w = constant [C, 1, 1, 1] = s     %t = constant [C]
+ *      %y = conv2d %x, %w, %t {group = C}
+ *
+ *    Quantized, mul + add round twice (the mul's result gets a scale of
+ *    its own) and a following relu fuses only into the add; the conv is
+ *    one op with one rounding, its one weight per channel is exact in
+ *    per-channel int8 (q = +-qmax), t becomes its int32 bias and a relu
+ *    or clip after it fuses as after any conv. DenseNet's pre-activation
+ *    batch_norms (after every concat) are such (docs/accuracy.md).
  *
  * 3. Affine folding (patterns "fold-mul-into-producer" and
  *    "fold-add-into-producer", benefit 2): a mul or add of such a producer's
@@ -61,7 +72,7 @@
  *
  * A batch_norm with non-constant parameters, or with var + eps <= 0 or a
  * non-finite s, is left alone. Statistics: num-folded, num-affine-folded,
- * num-mul-add. Match failures are logged on the "fold-batchnorm" debug
+ * num-mul-add, num-depthwise. Match failures are logged on the "fold-batchnorm" debug
  * channel.
  */
 #include <math.h>
@@ -72,7 +83,7 @@
 #include "targets/reference/ref.h"
 
 typedef struct fold_stats {
-  uint64_t folded, affine, mul_add;
+  uint64_t folded, affine, mul_add, depthwise;
 } fold_stats;
 
 /* ---- batch_norm parameters --------------------------------------------- */
@@ -475,7 +486,35 @@ static quill_match_result match_fold(const quill_pattern *pat,
   return QUILL_MATCH_SUCCESS;
 }
 
-/* ---- pattern 2: mul + add ----------------------------------------------- */
+/* ---- pattern 2: mul + add, or a 1x1 depthwise conv ----------------------- */
+
+/* Pattern 2's conv form: bn replaced by conv2d x, w (sa), t (ta) {group}. */
+static quill_match_result depthwise(quill_rewriter *rw, quill_op *bn,
+                                    quill_value *x, const quill_attr *sa,
+                                    const quill_attr *ta, int64_t channels,
+                                    fold_stats *stats) {
+  quill_context *ctx = quill_rewriter_context(rw);
+  quill_loc loc = quill_op_loc(bn);
+  quill_type *rt = quill_value_type(quill_op_result(bn, 0));
+  quill_named_attr group = {quill_ident_get(ctx, "group"),
+                            quill_attr_int(ctx, channels)};
+  quill_value *w = quill_rewriter_create_constant(rw, sa, loc);
+  quill_value *b = quill_rewriter_create_constant(rw, ta, loc);
+  quill_value *ops[3] = {x, w, b};
+  quill_op *conv = w && b && group.name && group.attr
+                       ? quill_rewriter_create_op(rw, QUILL_OP_CONV2D, 3, ops,
+                                                  1, &rt, 1, &group, loc)
+                       : NULL;
+  if (!conv)
+    return quill_rewriter_fail(rw, bn, "out of memory");
+  quill_value *res = quill_op_result(conv, 0);
+  const char *name = quill_value_name(quill_op_result(bn, 0));
+  if (name)
+    (void)quill_value_set_name(res, name);
+  quill_rewriter_replace_op(rw, bn, &res);
+  stats->depthwise++;
+  return QUILL_MATCH_SUCCESS;
+}
 
 static quill_match_result match_mul_add(const quill_pattern *pat,
                                         quill_rewriter *rw, quill_op *bn) {
@@ -488,26 +527,32 @@ static quill_match_result match_mul_add(const quill_pattern *pat,
   const char *why = bn_params_read(ctx, bn, &p);
   if (why)
     return quill_rewriter_fail(rw, bn, "%s", why);
+  bool conv = rank == 4;
   int64_t dims[QUILL_MAX_RANK];
   dims[0] = (int64_t)p.c;
-  for (unsigned d = 1; d + 1 < rank; d++)
+  for (unsigned d = 1; d + 1 < rank + conv; d++)
     dims[d] = 1;
-  quill_type *ct = tensor_type(ctx, xe, rank - 1, dims);
+  /* mul + add: both [C, 1, ...] (rank - 1); conv: w [C, 1, 1, 1], t [C] */
+  quill_type *ct = tensor_type(ctx, xe, conv ? 4 : rank - 1, dims);
+  quill_type *tt = conv ? tensor_type(ctx, xe, 1, dims) : ct;
   const quill_attr *sa = NULL, *ta = NULL;
   double *t = quill_alloc(ctx, p.c * sizeof *t);
-  if (t && ct) {
+  if (t && ct && tt) {
     for (size_t c = 0; c < p.c; c++)
       t[c] = p.beta[c] - p.mean[c] * p.s[c];
     sa = dense_from_f64(ctx, ct, p.s);
-    ta = dense_from_f64(ctx, ct, t);
+    ta = dense_from_f64(ctx, tt, t);
   }
   if (t)
     quill_free(ctx, t, p.c * sizeof *t);
+  int64_t channels = (int64_t)p.c;
   bn_params_free(&p);
   if (!sa || !ta)
     return quill_rewriter_fail(rw, bn, "out of memory");
 
   quill_loc loc = quill_op_loc(bn);
+  if (conv)
+    return depthwise(rw, bn, x, sa, ta, channels, (fold_stats *)pat->data);
   quill_value *s = quill_rewriter_create_constant(rw, sa, loc);
   quill_value *sh = quill_rewriter_create_constant(rw, ta, loc);
   quill_value *mops[2] = {x, s};
@@ -533,7 +578,7 @@ static quill_match_result match_mul_add(const quill_pattern *pat,
 
 static quill_status run(quill_pass_state *ps, quill_module *m) {
   quill_context *ctx = quill_pass_context(ps);
-  fold_stats stats = {0, 0, 0};
+  fold_stats stats = {0, 0, 0, 0};
   /* The patterns count their rewrites into `stats` through `data`. */
   const quill_pattern patterns[] = {
       {"fold-batchnorm-into-producer", QUILL_OP_BATCH_NORM, 2, match_fold,
@@ -558,7 +603,10 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
     quill_pass_stat_add(ps, "num-affine-folded", stats.affine);
   if (stats.mul_add)
     quill_pass_stat_add(ps, "num-mul-add", stats.mul_add);
-  if (!st && !stats.folded && !stats.affine && !stats.mul_add)
+  if (stats.depthwise)
+    quill_pass_stat_add(ps, "num-depthwise", stats.depthwise);
+  if (!st && !stats.folded && !stats.affine && !stats.mul_add &&
+      !stats.depthwise)
     quill_pass_mark_unchanged(ps);
   return st;
 }
@@ -566,7 +614,8 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
 const quill_pass quill_pass_fold_batchnorm = {
     .name = "fold-batchnorm",
     .summary = "Fold batch_norm (and constant per-channel mul/add) into the "
-               "conv/gemm before it, else batch_norm into mul + add",
+               "conv/gemm before it, else batch_norm into mul + add (or a "
+               "1x1 depthwise conv)",
     .run = run,
     .requires = 0,
     .establishes = 0,

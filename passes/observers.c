@@ -36,15 +36,21 @@
  *   mse           for each window of i bins, i = 1 .. B, the quantization
  *                 parameters of its range (quill_quant_params_from_range,
  *                 power_of_two included) and the squared error of
- *                 quantizing every bin's centre, weighted by its count
- *                 (values outside the range are clipped); pick the window
+ *                 quantizing every bin's mean (the histogram keeps the sum
+ *                 of its values per bin), weighted by its count (values
+ *                 outside the range are clipped); pick the window
  *                 with the smallest error (ties: the wider). Values
  *                 beyond a clamping point all quantize to it, so the
  *                 error of the bins past both points is a lower bound
  *                 that prefix sums give in O(1): a window whose bound
  *                 already exceeds the best error so far is skipped
  *                 without summing its B bins (the same choice, most
- *                 narrow windows never summed).
+ *                 narrow windows never summed). Bin means, not centres:
+ *                 a tensor whose largest values are one spike (a constant
+ *                 channel, a saturated relu6) has them at the top bin's
+ *                 right edge, so the full range quantizes them exactly;
+ *                 judged by the centre half a bin lower, a window short of
+ *                 the spike won and clipped it (0.5 -> 0.49975).
  *
  * Windows on an |x| histogram are [0, i bins). On a signed histogram a
  * window of i bins keeps the position of zero in proportion: it starts at
@@ -71,6 +77,7 @@ struct quill_observer {
   bool abs;          /* histogram of |x| */
   double *hlo, *hw;  /* nch: histogram start and bin width (0: empty) */
   double *hist;      /* nch * bins counts */
+  double *hsum;      /* mse: nch * bins sums of the values' bin positions */
 };
 
 static bool is_hist_kind(quill_observer_kind k) {
@@ -95,6 +102,8 @@ void quill_observer_destroy(quill_observer *o) {
   free_arr(ctx, o->hw, n);
   if (o->hist)
     free_arr(ctx, o->hist, n * o->bins);
+  if (o->hsum)
+    free_arr(ctx, o->hsum, n * o->bins);
   quill_free(ctx, o, sizeof *o);
 }
 
@@ -208,6 +217,11 @@ quill_status quill_observer_start_histogram(quill_observer *o) {
   o->hist = quill_calloc(o->ctx, o->nch * o->bins, sizeof *o->hist);
   if (!o->hist)
     return QUILL_ERR_NOMEM;
+  if (o->s.observer.kind == QUILL_OBSERVER_MSE) {
+    o->hsum = quill_calloc(o->ctx, o->nch * o->bins, sizeof *o->hsum);
+    if (!o->hsum)
+      return QUILL_ERR_NOMEM;
+  }
   for (size_t c = 0; c < o->nch; c++) {
     double lo = o->mn[c], hi = o->mx[c];
     o->hlo[c] = o->hw[c] = 0.0;
@@ -242,12 +256,15 @@ void quill_observer_add_histogram(quill_observer *o, const quill_tensor *t,
         continue;
       size_t base = (u * nch + c) * inner;
       double *h = o->hist + c * bins, lo = o->hlo[c], inv = 1.0 / o->hw[c];
+      double *hs = o->hsum ? o->hsum + c * bins : NULL;
       double top = (double)(bins - 1);
       for (size_t k = 0; k < inner; k++) {
         double v = f32 ? (double)fp[base + k] : quill_tensor_get_f64(t, base + k);
         double u2 = ((o->abs ? fabs(v) : v) - lo) * inv;
         double b = u2 < 0.0 ? 0.0 : u2 > top ? top : floor(u2);
         h[(size_t)b] += 1.0;
+        if (hs) /* the position, kept inside its bin [b, b + 1] */
+          hs[(size_t)b] += u2 < b ? b : u2 > b + 1.0 ? b + 1.0 : u2;
       }
     }
 }
@@ -262,8 +279,9 @@ typedef struct histo {
   const double *cum; /* cum[b] = sum of h[0..b), bins + 1 entries */
   const double *cnz; /* kl: number of non-zero bins in [0, b) */
   const double *hlh; /* kl: sum of h log h over [0, b) */
-  const double *m1;  /* mse: sum of h (j + 0.5) over [0, b) */
-  const double *m2;  /* mse: sum of h (j + 0.5)^2 over [0, b) */
+  const double *pos; /* mse: bin j's mean position p_j in bins (in [j, j+1]) */
+  const double *m1;  /* mse: sum of h p over [0, b) */
+  const double *m2;  /* mse: sum of h p^2 over [0, b) */
 } histo;
 
 /* The value below which `q` counts lie (linear inside its bin). */
@@ -318,7 +336,7 @@ static double kl_window(const histo *H, size_t a, size_t i, size_t nq) {
   return (plp - xlogx(T) - plq) / T;
 }
 
-/* sum of h_j (x_j - c)^2 over the bins [b0, b1), x_j = lo + (j + 0.5) w,
+/* sum of h_j (x_j - c)^2 over the bins [b0, b1), x_j = lo + p_j w,
  * from the prefix sums, less a margin far above its rounding error: a
  * lower bound of that sum. */
 static double clip_sum(const histo *H, double c, size_t b0, size_t b1) {
@@ -368,7 +386,7 @@ static double mse_window(const quill_observer *o, const histo *H, double rlo,
   for (size_t b = 0; b < H->bins; b++) {
     if (H->h[b] <= 0.0)
       continue;
-    double x = H->lo + ((double)b + 0.5) * H->w;
+    double x = H->lo + H->pos[b] * H->w;
     double q = nearbyint(x * inv) + (double)zp;
     q = q < qmin ? qmin : q > qmax ? qmax : q;
     double d = x - (q - (double)zp) * scale;
@@ -460,14 +478,14 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
   bool mse = o->s.observer.kind == QUILL_OBSERVER_MSE;
   /* cum (B + 1) and, for kl, the adjusted counts (B) and the prefix sums
    * cnz and hlh (B + 1 each), for mse the prefix sums m1 and m2 (B + 1
-   * each), in one block */
+   * each) and the bins' mean positions (B), in one block */
   size_t len =
-      (B + 1 + (kl ? 3 * B + 2 : 0) + (mse ? 2 * B + 2 : 0)) * sizeof(double);
+      (B + 1 + (kl ? 3 * B + 2 : 0) + (mse ? 3 * B + 2 : 0)) * sizeof(double);
   double *cum = quill_alloc(o->ctx, len);
   if (!cum)
     return; /* out of memory: fall back to min/max */
   histo H = {o->hist + c * B, B, o->hlo[c], o->hw[c], 0.0, cum,
-             NULL, NULL, NULL, NULL};
+             NULL, NULL, NULL, NULL, NULL};
   if (kl) {
     double *h = cum + B + 1, *cnz = h + B, *hlh = cnz + B + 1;
     flatten_zero_bin(o, &H, h);
@@ -481,13 +499,16 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
     H.hlh = hlh;
   }
   if (mse) {
-    double *m1 = cum + B + 1, *m2 = m1 + B + 1;
+    double *m1 = cum + B + 1, *m2 = m1 + B + 1, *pos = m2 + B + 1;
+    const double *hs = o->hsum + c * B;
     m1[0] = m2[0] = 0.0;
     for (size_t b = 0; b < B; b++) {
-      double x = (double)b + 0.5;
+      double x = H.h[b] > 0.0 ? hs[b] / H.h[b] : (double)b + 0.5;
+      pos[b] = x;
       m1[b + 1] = m1[b] + H.h[b] * x;
       m2[b + 1] = m2[b] + H.h[b] * x * x;
     }
+    H.pos = pos;
     H.m1 = m1;
     H.m2 = m2;
   }

@@ -75,6 +75,7 @@ class Hist:
             lo, hi = min(mn, 0.0), max(mx, 0.0)
             self.lo, self.w = lo, hi / bins - lo / bins
         h = np.zeros(bins)
+        hs = np.zeros(bins)  # sums of the positions (bin units), for means
         inv = 1.0 / self.w
         for s in samples:
             v = s.astype(np.float64)
@@ -82,7 +83,9 @@ class Hist:
             b = np.where(u < 0, 0.0, np.where(u > bins - 1, bins - 1,
                                               np.floor(u)))
             np.add.at(h, b.astype(np.int64), 1.0)
+            np.add.at(hs, b.astype(np.int64), np.clip(u, b, b + 1))
         self.h = h
+        self.hs = hs
 
     def cum(self, h):
         return np.concatenate([[0.0], np.cumsum(h)])
@@ -172,14 +175,16 @@ def pytorch_quantization_amax(hist, edges, nbins=128, start=128):
 
 def mse_range(H, a):
     best, choice, cache = math.inf, None, None
-    centres = H.lo + (np.arange(H.bins) + 0.5) * H.w
     nz = H.h > 0
+    # each bin's values quantized at their mean (passes/observers.c)
+    means = H.lo + np.where(nz, H.hs / np.maximum(H.h, 1.0),
+                            np.arange(H.bins) + 0.5) * H.w
     for i, s, lo, hi in windows(H, 1):
         sc, zp = params(a, lo, hi)
         if cache and cache[0] == (sc, zp):
             err = cache[1]
         else:
-            x = centres[nz]
+            x = means[nz]
             q = np.clip(np.rint(x * (1.0 / sc)) + zp, a["qmin"], a["qmax"])
             err = float(np.sum(H.h[nz] * (x - (q - zp) * sc) ** 2))
             cache = ((sc, zp), err)
