@@ -488,6 +488,14 @@ static quill_match_result match_fold(const quill_pattern *pat,
 
 /* ---- pattern 2: mul + add, or a 1x1 depthwise conv ----------------------- */
 
+/* bn's uses go to res, which takes bn's result name. */
+static void replace_named(quill_rewriter *rw, quill_op *bn, quill_value *res) {
+  const char *name = quill_value_name(quill_op_result(bn, 0));
+  if (name)
+    (void)quill_value_set_name(res, name);
+  quill_rewriter_replace_op(rw, bn, &res);
+}
+
 /* Pattern 2's conv form: bn replaced by conv2d x, w (sa), t (ta) {group}. */
 static quill_match_result depthwise(quill_rewriter *rw, quill_op *bn,
                                     quill_value *x, const quill_attr *sa,
@@ -507,11 +515,7 @@ static quill_match_result depthwise(quill_rewriter *rw, quill_op *bn,
                        : NULL;
   if (!conv)
     return quill_rewriter_fail(rw, bn, "out of memory");
-  quill_value *res = quill_op_result(conv, 0);
-  const char *name = quill_value_name(quill_op_result(bn, 0));
-  if (name)
-    (void)quill_value_set_name(res, name);
-  quill_rewriter_replace_op(rw, bn, &res);
+  replace_named(rw, bn, quill_op_result(conv, 0));
   stats->depthwise++;
   return QUILL_MATCH_SUCCESS;
 }
@@ -565,11 +569,7 @@ static quill_match_result match_mul_add(const quill_pattern *pat,
                       : NULL;
   if (!add)
     return quill_rewriter_fail(rw, bn, "out of memory");
-  quill_value *res = quill_op_result(add, 0);
-  const char *name = quill_value_name(quill_op_result(bn, 0));
-  if (name)
-    (void)quill_value_set_name(res, name);
-  quill_rewriter_replace_op(rw, bn, &res);
+  replace_named(rw, bn, quill_op_result(add, 0));
   ((fold_stats *)pat->data)->mul_add++;
   return QUILL_MATCH_SUCCESS;
 }

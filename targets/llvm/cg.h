@@ -276,6 +276,9 @@ LLVMValueRef cg_intc(LLVMTypeRef t, int64_t v);
 LLVMTypeRef cg_vec(LLVMTypeRef t, unsigned n);
 /* Splat a scalar value to n lanes (itself when n == 1). */
 LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n);
+/* The <n x i1> mask of the first `left` lanes (lane l < left; left an
+ * i64 value, n <= 16): the mask of a masked load or store of a tail. */
+LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n);
 /* ptr + byte offset (i64 value). */
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off);
 /* &((T*)ptr)[idx] */

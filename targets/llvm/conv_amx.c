@@ -219,11 +219,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef cb,
   cg_if has;
   cg_if_begin(c, &has,
               LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
-  LLVMValueRef lanes[16];
-  for (unsigned l = 0; l < 16; l++)
-    lanes[l] = cg_i64c(c, l);
-  LLVMValueRef mask = LLVMBuildICmp(
-      c->b, LLVMIntSLT, LLVMConstVector(lanes, 16), cg_splat(c, left, 16), "");
+  LLVMValueRef mask = cg_lane_mask(c, left, 16);
   cg_loop lr;
   cg_for(c, &lr, 0, p->TR, 1);
   LLVMValueRef f = LLVMBuildAdd(

@@ -727,12 +727,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
     cg_if fp;
     cg_if_begin(c, &fp,
                 LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
-    LLVMValueRef lanes[16];
-    for (unsigned l = 0; l < VL; l++)
-      lanes[l] = cg_i64c(c, l);
-    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
-                                      LLVMConstVector(lanes, VL),
-                                      cg_splat(c, left, VL), "");
+    LLVMValueRef mask = cg_lane_mask(c, left, VL);
     LLVMTypeRef ov[2] = {yvt, c->t_ptr};
     LLVMTypeRef olt[2] = {ovt, c->t_ptr};
     for (unsigned q = 0; q < P; q++) {

@@ -239,12 +239,7 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
                                    cg_i64c(c, (int64_t)q * y->strides[3]), "")),
                yal);
     cg_if_else(c, &fu);
-    LLVMValueRef lanes[16];
-    for (unsigned l = 0; l < VL; l++)
-      lanes[l] = cg_i64c(c, l);
-    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
-                                      LLVMConstVector(lanes, VL),
-                                      cg_splat(c, left, VL), "");
+    LLVMValueRef mask = cg_lane_mask(c, left, VL);
     LLVMTypeRef ov[2] = {yvt, c->t_ptr};
     for (unsigned q = 0; q < P; q++)
       cg_intrinsic(

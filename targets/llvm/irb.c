@@ -336,6 +336,14 @@ LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n) {
   return LLVMBuildShuffleVector(c->b, v, LLVMGetPoison(vt), mask, "splat");
 }
 
+LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n) {
+  LLVMValueRef lanes[16];
+  for (unsigned l = 0; l < n; l++)
+    lanes[l] = cg_i64c(c, l);
+  return LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, n),
+                       cg_splat(c, left, n), "");
+}
+
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off) {
   return LLVMBuildInBoundsGEP2(c->b, c->t_i8, ptr, &off, 1, "");
 }

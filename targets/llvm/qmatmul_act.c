@@ -342,12 +342,7 @@ static void emit_store(cg *c, rstate *s, cg_qlinear *q, LLVMValueRef r,
       LLVMBuildMul(c->b, j0, cg_i64c(c, g->y_cs), ""), "");
   LLVMValueRef yp = cg_gep(c, et, s->yb, yo);
   if (g->y_cs == 1) {
-    LLVMValueRef lanes[16];
-    for (unsigned l = 0; l < VL; l++)
-      lanes[l] = cg_i64c(c, l);
-    LLVMValueRef mask = LLVMBuildICmp(c->b, LLVMIntSLT,
-                                      LLVMConstVector(lanes, VL),
-                                      cg_splat(c, left, VL), "");
+    LLVMValueRef mask = cg_lane_mask(c, left, VL);
     LLVMTypeRef yvt = LLVMVectorType(et, VL);
     if (LLVMGetIntTypeWidth(et) < 32)
       v = LLVMBuildTrunc(c->b, v, yvt, "");

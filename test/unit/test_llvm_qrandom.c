@@ -110,6 +110,27 @@ typedef struct wparams {
   int64_t zps[512];
 } wparams;
 
+static void wtype(gen *g, const wparams *w, int axis);
+
+/* "  %w = constant" of random 4-D weights [d0, d1, d2, d3] of type w
+ * (per axis 0): u8 in [0, 255], i8 in [lo, 127]. */
+static void emit_rand_weights(gen *g, const wparams *w, const int64_t d[4],
+                              int lo) {
+  size_t nw = (size_t)(d[0] * d[1] * d[2] * d[3]);
+  uint8_t *b = malloc(nw);
+  for (size_t i = 0; i < nw; i++)
+    b[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(lo, 127));
+  emit(g, "  %%w = constant {value = dense<");
+  hex_bytes(g, b, nw);
+  for (int k = 0; k < 2; k++) {
+    emit(g, "%s : tensor<%lldx%lldx%lldx%lldx", k ? ">}" : ">",
+         (long long)d[0], (long long)d[1], (long long)d[2], (long long)d[3]);
+    wtype(g, w, 0);
+  }
+  emit(g, ">\n");
+  free(b);
+}
+
 static void wtype(gen *g, const wparams *w, int axis) {
   if (w->axis)
     qtype_axis(g, w->u8, axis, w->n, w->scales, w->zps);
@@ -263,20 +284,8 @@ static void gen_qconv(gen *g) {
     qtype(g, yu8, sy, zpy);
   emit(g, "> {\n");
   if (wconst) {
-    size_t nw = (size_t)(M * Cg * KH * KW);
-    uint8_t *d = malloc(nw);
-    for (size_t i = 0; i < nw; i++)
-      d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-127, 127));
-    emit(g, "  %%w = constant {value = dense<");
-    hex_bytes(g, d, nw);
-    emit(g, "> : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
-         (long long)KH, (long long)KW);
-    wtype(g, w, 0);
-    emit(g, ">} : tensor<%lldx%lldx%lldx%lldx", (long long)M, (long long)Cg,
-         (long long)KH, (long long)KW);
-    wtype(g, w, 0);
-    emit(g, ">\n");
-    free(d);
+    int64_t wd[4] = {M, Cg, KH, KW};
+    emit_rand_weights(g, w, wd, -127);
   }
   if (bias_mode >= 2)
     emit_bias(g, "b", M);
@@ -341,20 +350,8 @@ static void gen_qdw(gen *g) {
        (long long)OH, (long long)OW);
   qtype(g, yu8, sy, zpy);
   emit(g, "> {\n");
-  size_t nw = (size_t)(C * KH * KW);
-  uint8_t *d = malloc(nw);
-  for (size_t i = 0; i < nw; i++)
-    d[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(-128, 127));
-  emit(g, "  %%w = constant {value = dense<");
-  hex_bytes(g, d, nw);
-  emit(g, "> : tensor<%lldx1x%lldx%lldx", (long long)C, (long long)KH,
-       (long long)KW);
-  wtype(g, w, 0);
-  emit(g, ">} : tensor<%lldx1x%lldx%lldx", (long long)C, (long long)KH,
-       (long long)KW);
-  wtype(g, w, 0);
-  emit(g, ">\n");
-  free(d);
+  int64_t wd[4] = {C, 1, KH, KW};
+  emit_rand_weights(g, w, wd, -128);
   if (bias)
     emit_bias(g, "b", C);
   emit(g, "  %%y = qconv2d %%x, %%w%s {group = %lld, strides = [%lld, %lld], "
