@@ -39,14 +39,14 @@ static CG_LOWER(lower_nop) {
   return QUILL_OK;
 }
 
-#define UNARY {cg_supports_unary, cg_lower_unary, CG_LAY_FOLLOW}
-#define BINARY {cg_supports_binary, cg_lower_binary, CG_LAY_FOLLOW}
-#define COMPARE {cg_supports_compare, cg_lower_compare, CG_LAY_FOLLOW}
+#define UNARY {cg_supports_unary, cg_lower_unary, CG_LAY_FOLLOW, NULL}
+#define BINARY {cg_supports_binary, cg_lower_binary, CG_LAY_FOLLOW, NULL}
+#define COMPARE {cg_supports_compare, cg_lower_compare, CG_LAY_FOLLOW, NULL}
 #define ALIAS {NULL, cg_lower_alias, CG_ALIAS, NULL}
 
 const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
-    [QUILL_OP_CONSTANT] = {NULL, cg_lower_constant, 0},
-    [QUILL_OP_RETURN] = {NULL, lower_nop, 0},
+    [QUILL_OP_CONSTANT] = {NULL, cg_lower_constant, 0, NULL},
+    [QUILL_OP_RETURN] = {NULL, lower_nop, 0, NULL},
     [QUILL_OP_IDENTITY] = ALIAS,
     /* float elementwise (fallbacks) */
     [QUILL_OP_RELU] = UNARY,
@@ -65,8 +65,8 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_CEIL] = UNARY,
     [QUILL_OP_ERF] = UNARY,
     [QUILL_OP_GELU] = UNARY,
-    [QUILL_OP_CLIP] = {cg_supports_unary, cg_lower_clip, CG_LAY_FOLLOW},
-    [QUILL_OP_CAST] = {cg_supports_cast, cg_lower_cast, CG_LAY_FOLLOW},
+    [QUILL_OP_CLIP] = {cg_supports_unary, cg_lower_clip, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_CAST] = {cg_supports_cast, cg_lower_cast, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_ADD] = BINARY,
     [QUILL_OP_SUB] = BINARY,
     [QUILL_OP_MUL] = BINARY,
@@ -79,57 +79,57 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_EQUAL] = COMPARE,
     [QUILL_OP_LESS] = COMPARE,
     [QUILL_OP_GREATER] = COMPARE,
-    [QUILL_OP_WHERE] = {cg_supports_where, cg_lower_where, CG_LAY_FOLLOW},
+    [QUILL_OP_WHERE] = {cg_supports_where, cg_lower_where, CG_LAY_FOLLOW, NULL},
     /* linear algebra and normalization (float) */
-    [QUILL_OP_CONV2D] = {cg_supports_float, cg_lower_conv2d, CG_LAY_CHLAST},
+    [QUILL_OP_CONV2D] = {cg_supports_float, cg_lower_conv2d, CG_LAY_CHLAST, NULL},
     [QUILL_OP_CONV_TRANSPOSE2D] = {cg_supports_float,
-                                   cg_lower_conv_transpose2d, 0},
-    [QUILL_OP_MATMUL] = {cg_supports_float, cg_lower_matmul, 0},
-    [QUILL_OP_GEMM] = {cg_supports_float, cg_lower_gemm, 0},
+                                   cg_lower_conv_transpose2d, 0, NULL},
+    [QUILL_OP_MATMUL] = {cg_supports_float, cg_lower_matmul, 0, NULL},
+    [QUILL_OP_GEMM] = {cg_supports_float, cg_lower_gemm, 0, NULL},
     [QUILL_OP_BATCH_NORM] = {cg_supports_float, cg_lower_batch_norm,
-                             CG_LAY_FOLLOW},
-    [QUILL_OP_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0},
-    [QUILL_OP_LOG_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0},
-    [QUILL_OP_LAYER_NORM] = {cg_supports_reduce, cg_lower_layer_norm, 0},
+                             CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0, NULL},
+    [QUILL_OP_LOG_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0, NULL},
+    [QUILL_OP_LAYER_NORM] = {cg_supports_reduce, cg_lower_layer_norm, 0, NULL},
     /* reductions (f32, f64) */
-    [QUILL_OP_REDUCE_MEAN] = {cg_supports_reduce, cg_lower_reduce, 0},
-    [QUILL_OP_REDUCE_SUM] = {cg_supports_reduce, cg_lower_reduce, 0},
-    [QUILL_OP_REDUCE_MAX] = {cg_supports_reduce, cg_lower_reduce, 0},
-    [QUILL_OP_REDUCE_MIN] = {cg_supports_reduce, cg_lower_reduce, 0},
+    [QUILL_OP_REDUCE_MEAN] = {cg_supports_reduce, cg_lower_reduce, 0, NULL},
+    [QUILL_OP_REDUCE_SUM] = {cg_supports_reduce, cg_lower_reduce, 0, NULL},
+    [QUILL_OP_REDUCE_MAX] = {cg_supports_reduce, cg_lower_reduce, 0, NULL},
+    [QUILL_OP_REDUCE_MIN] = {cg_supports_reduce, cg_lower_reduce, 0, NULL},
     /* pooling (float and quantized) */
-    [QUILL_OP_MAXPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST},
-    [QUILL_OP_AVGPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST},
+    [QUILL_OP_MAXPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST, NULL},
+    [QUILL_OP_AVGPOOL] = {cg_supports_pool, cg_lower_pool, CG_LAY_CHLAST, NULL},
     [QUILL_OP_GLOBAL_AVGPOOL] = {cg_supports_pool, cg_lower_global_pool,
-                                 CG_LAY_CHLAST},
+                                 CG_LAY_CHLAST, NULL},
     [QUILL_OP_GLOBAL_MAXPOOL] = {cg_supports_pool, cg_lower_global_pool,
-                                 CG_LAY_CHLAST},
+                                 CG_LAY_CHLAST, NULL},
     /* data movement (any element type) */
-    [QUILL_OP_CONCAT] = {NULL, cg_lower_concat, CG_LAY_FOLLOW},
-    [QUILL_OP_SPLIT] = {NULL, cg_lower_split, CG_LAY_FOLLOW},
-    [QUILL_OP_SLICE] = {cg_supports_slice, cg_lower_slice, CG_LAY_FOLLOW},
-    [QUILL_OP_PAD] = {cg_supports_pad, cg_lower_pad, CG_LAY_FOLLOW},
+    [QUILL_OP_CONCAT] = {NULL, cg_lower_concat, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_SPLIT] = {NULL, cg_lower_split, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_SLICE] = {cg_supports_slice, cg_lower_slice, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_PAD] = {cg_supports_pad, cg_lower_pad, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_RESHAPE] = ALIAS,
     [QUILL_OP_FLATTEN] = ALIAS,
     [QUILL_OP_TRANSPOSE] = {NULL, cg_lower_transpose, 0, cg_view_transpose},
     [QUILL_OP_SQUEEZE] = ALIAS,
     [QUILL_OP_UNSQUEEZE] = ALIAS,
-    [QUILL_OP_RESIZE] = {cg_supports_resize, cg_lower_resize, CG_LAY_FOLLOW},
-    [QUILL_OP_GATHER] = {cg_supports_gather, cg_lower_gather, 0},
+    [QUILL_OP_RESIZE] = {cg_supports_resize, cg_lower_resize, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_GATHER] = {cg_supports_gather, cg_lower_gather, 0, NULL},
     /* quantization */
-    [QUILL_OP_QUANTIZE] = {cg_supports_quant, cg_lower_quantize, CG_LAY_FOLLOW},
+    [QUILL_OP_QUANTIZE] = {cg_supports_quant, cg_lower_quantize, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_DEQUANTIZE] = {cg_supports_quant, cg_lower_dequantize,
                              CG_LAY_FOLLOW, cg_view_dequantize},
     [QUILL_OP_REQUANTIZE] = {cg_supports_quant, cg_lower_requantize,
-                             CG_LAY_FOLLOW},
+                             CG_LAY_FOLLOW, NULL},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {cg_supports_dynamic_quantize,
-                                   cg_lower_dynamic_quantize, 0},
+                                   cg_lower_dynamic_quantize, 0, NULL},
     /* integer ops */
     [QUILL_OP_QCONV2D] = {cg_supports_qconv2d, cg_lower_qconv2d,
-                          CG_LAY_CHLAST},
-    [QUILL_OP_QMATMUL] = {cg_supports_qmatmul, cg_lower_qmatmul, 0},
-    [QUILL_OP_QADD] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW},
-    [QUILL_OP_QMUL] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW},
-    [QUILL_OP_LUT] = {NULL, cg_lower_lut, CG_LAY_FOLLOW},
+                          CG_LAY_CHLAST, NULL},
+    [QUILL_OP_QMATMUL] = {cg_supports_qmatmul, cg_lower_qmatmul, 0, NULL},
+    [QUILL_OP_QADD] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_QMUL] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_LUT] = {NULL, cg_lower_lut, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_SCAST] = ALIAS,
 };
 

@@ -287,9 +287,9 @@ static void test_params(void) {
   CHECK(pm == (double)0.1f * (double)0.2f / (double)0.3f);
   /* qadd params equal TFLite's Prepare on random scales */
   for (int i = 0; i < 2000; i++) {
-    float s1 = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 12));
-    float s2 = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 12));
-    float so = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 10));
+    float s1 = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 12));
+    float s2 = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 12));
+    float so = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 10));
     quill_qadd_params p;
     t_add t;
     t_add_prepare(s1, 0, s2, 0, so, 0, &t);
@@ -394,9 +394,9 @@ static void test_qbinary_random(void) {
   char src[2048];
   for (int iter = 0; iter < 60; iter++) {
     bool add = iter % 2 == 0;
-    float s1 = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 8));
-    float s2 = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 8));
-    float so = ldexpf((float)rand() / RAND_MAX + 0.5f, -(rand() % 6));
+    float s1 = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 8));
+    float s2 = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 8));
+    float so = ldexpf((float)rand() / (float)RAND_MAX + 0.5f, -(rand() % 6));
     int z1 = rand() % 256 - 128, z2 = rand() % 256 - 128;
     int zo = rand() % 256 - 128;
     quill_rounding pol = (quill_rounding)(iter / 2 % 4);
