@@ -9,7 +9,7 @@ the same float ONNX models and calibration samples, in one run.
                         [--threads 1,2] [--rounds N] [--round-ms MS]
                         [--stat median|least]
                         [--isa amx,avx512-vnni] [--work DIR] [--md FILE]
-                        [--zoo] [--quick] [--no-amx]
+                        [--zoo] [--quick] [--no-amx | --avx2]
 
 Every row the benchmark page needs, in one run (ResNet-18, MobileNetV2
 and the model zoo's CNNs; 1 and 2 threads; Quill's amx and avx512-vnni
@@ -35,6 +35,14 @@ their AVX-512 VNNI kernels) and ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI;
 Quill's path defaults to avx512-vnni, and --md writes its own section:
 
   "$PPY" bench/peers.py --no-amx --work /tmp/peers --md docs/benchmarks.md
+
+--avx2 does the same for a CPU with AVX2 only (no VNNI: an older Xeon or
+client CPU): ONEDNN_MAX_CPU_ISA=AVX2 (OpenVINO and PyTorch's oneDNN),
+AMX refused, Quill's avx2 path. onnxruntime's MLAS cannot be limited (it
+takes the best kernels the CPU has: AVX-512 VNNI here), so its int8
+column is the one peer the ratio leaves out; the table says so:
+
+  "$PPY" bench/peers.py --avx2 --work /tmp/peers --md docs/benchmarks.md
 
 Models. A torchvision name (resnet18, mobilenet_v2, ...) is exported by
 bench/export_torchvision.py with Debian's python3 (PyTorch 1.13): random
@@ -114,6 +122,10 @@ BEGIN = "<!-- bench/peers.py results: begin -->"
 END = "<!-- bench/peers.py results: end -->"
 BEGIN_NOAMX = "<!-- bench/peers.py --no-amx results: begin -->"
 END_NOAMX = "<!-- bench/peers.py --no-amx results: end -->"
+BEGIN_AVX2 = "<!-- bench/peers.py --avx2 results: begin -->"
+END_AVX2 = "<!-- bench/peers.py --avx2 results: end -->"
+# the oneDNN ISA limit of each CPU-limiting mode (QUILL_PEERS_LIMIT)
+LIMITS = {"no-amx": "AVX512_CORE_VNNI", "avx2": "AVX2"}
 PRETTY = {"resnet18": "ResNet-18", "mobilenet_v2": "MobileNetV2",
           "tiny": "tiny CNN"}
 # --zoo: the CNNs of the model zoo (docs/model-zoo.md), exported here as
@@ -519,7 +531,8 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
         load = "?"
     quills = [e.name for e in engines if e.name.startswith("quill-")]
     peers = [e.name for e in engines if not e.name.startswith("quill-")]
-    int8_peers = [n for n in peers if n.endswith("-int8")]
+    int8_peers = [n for n in peers if n.endswith("-int8")
+                  and not (a.limit == "avx2" and n == "ort-int8")]
     o = []
     o.append("Machine: %s, %d cores, load average %s when the run started; "
              "onnxruntime %s, OpenVINO %s + NNCF %s; %s. %s of %d "
@@ -536,13 +549,21 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
                  peaks[0][0], peaks[1][0],
                  "; AMX tdpbusd %.0f GMAC/s" % max(peaks[0][1], peaks[1][1])
                  if peaks[0][1] else "", load))
-    if a.no_amx:
+    if a.limit == "no-amx":
         o.append("")
         o.append("Every engine ran as on a CPU without AMX (`--no-amx`): "
                  "the process's request for AMX's tile state was refused "
                  "(bench/noamx.c) and oneDNN was limited to AVX512_CORE_VNNI, "
                  "so onnxruntime, OpenVINO and PyTorch used the kernels "
                  "they run on an AMD Zen 4, and Quill its avx512-vnni path.")
+    elif a.limit == "avx2":
+        o.append("")
+        o.append("The engines ran as on a CPU with AVX2 only (`--avx2`) "
+                 "as far as each can be told: oneDNN limited to AVX2 "
+                 "(OpenVINO, PyTorch), AMX refused (bench/noamx.c), Quill "
+                 "its avx2 path (vpmaddubsw + vpmaddwd). onnxruntime's MLAS "
+                 "cannot be limited and used its AVX-512 VNNI kernels: "
+                 "ort-int8 is shown but not in the best-peer ratio.")
     for n in notes:
         o.append("")
         o.append("Note: " + n)
@@ -607,19 +628,19 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
 
 # ---- main -------------------------------------------------------------------
 
-def without_amx(build):
+def limited(build, limit):
     """Runs this script again with every engine denied AMX: bench/noamx.c
     (built as libbench-noamx.so) preloaded, so the process's request for
     the tile state fails and onnxruntime's MLAS and oneDNN pick their
     AVX-512 VNNI kernels, as on an AMD Zen 4; oneDNN's ONEDNN_MAX_CPU_ISA
-    says the same to OpenVINO and PyTorch. The helper processes inherit
-    both."""
+    says the same (or AVX2, for --avx2) to OpenVINO and PyTorch. The
+    helper processes inherit both."""
     lib = os.path.join(build, "libbench-noamx.so")
     if not os.path.exists(lib):
         sys.exit("peers.py: %s is missing (cmake --build %s --target "
                  "bench-noamx)" % (lib, build))
-    env = dict(os.environ, QUILL_PEERS_NOAMX="1",
-               ONEDNN_MAX_CPU_ISA="AVX512_CORE_VNNI",
+    env = dict(os.environ, QUILL_PEERS_LIMIT=limit,
+               ONEDNN_MAX_CPU_ISA=LIMITS[limit],
                LD_PRELOAD=" ".join(p for p in (
                    lib, os.environ.get("LD_PRELOAD", "")) if p))
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
@@ -639,10 +660,14 @@ def main():
     ap.add_argument("--isa", default="",
                     help="Quill instruction paths to time (those the host "
                     "lacks are left out; default amx,avx512-vnni, with "
-                    "--no-amx avx512-vnni)")
-    ap.add_argument("--no-amx", action="store_true",
-                    help="every engine as on a CPU without AMX "
-                    "(bench/noamx.c); its own section of --md")
+                    "--no-amx avx512-vnni, with --avx2 avx2)")
+    lim = ap.add_mutually_exclusive_group()
+    lim.add_argument("--no-amx", dest="limit", action="store_const",
+                     const="no-amx", help="every engine as on a CPU without "
+                     "AMX (bench/noamx.c); its own section of --md")
+    lim.add_argument("--avx2", dest="limit", action="store_const",
+                     const="avx2", help="every engine that can be limited as "
+                     "on a CPU with AVX2 only; its own section of --md")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--work", default="",
                     help="directory for models (default: a temporary one)")
@@ -654,10 +679,11 @@ def main():
                     help="also the model zoo's CNNs (%s)" % ", ".join(
                         ZOO_CNNS))
     a = ap.parse_args()
-    if a.no_amx and os.environ.get("QUILL_PEERS_NOAMX") != "1":
-        without_amx(a.build)  # runs this script again, never returns
+    if a.limit and os.environ.get("QUILL_PEERS_LIMIT") != a.limit:
+        limited(a.build, a.limit)  # runs this script again, never returns
     if not a.isa:
-        a.isa = "avx512-vnni" if a.no_amx else "amx,avx512-vnni"
+        a.isa = {"no-amx": "avx512-vnni", "avx2": "avx2"}.get(
+            a.limit, "amx,avx512-vnni")
     t_start = time.time()
     a.load0 = "%.1f" % os.getloadavg()[0]
     if a.quick:
@@ -757,9 +783,10 @@ def main():
     print("peers.py: %d model(s), %d engine(s), threads %s: %.1f min" % (
         len(models), len(engines), a.threads, a.minutes), file=sys.stderr)
     if a.md:
-        md_section.write_between(a.md, text,
-                                 BEGIN_NOAMX if a.no_amx else BEGIN,
-                                 END_NOAMX if a.no_amx else END)
+        begin, end = {"no-amx": (BEGIN_NOAMX, END_NOAMX),
+                      "avx2": (BEGIN_AVX2, END_AVX2)}.get(a.limit,
+                                                         (BEGIN, END))
+        md_section.write_between(a.md, text, begin, end)
     quill_missing = [m.name for m in models for t in threads
                      if not any((m.name, t, e.name) in times
                                 for e in engines
