@@ -73,6 +73,22 @@ bool quill_quantize_multiplier(double real, int32_t *multiplier, int *shift) {
   return true;
 }
 
+bool quill_mean_multiplier(double real, int64_t n, int32_t *multiplier,
+                           int *shift) {
+  if (n < 1 || !quill_quantize_multiplier(real, multiplier, shift))
+    return false;
+  int rs = 0;
+  while (rs < 32 && (INT64_C(2) << rs) <= n)
+    rs++; /* floor(log2 n), at most 32 */
+  if (rs > 31 + *shift)
+    rs = 31 + *shift;
+  if (rs <= 0)
+    return rs == 0 || *multiplier == 0;
+  *multiplier = (int32_t)(((int64_t)*multiplier << rs) / n);
+  *shift -= rs;
+  return true;
+}
+
 /* gemmlowp SaturatingRoundingDoublingHighMul. */
 static int32_t srdhm(int32_t a, int32_t b) {
   if (a == INT32_MIN && b == INT32_MIN)

@@ -40,6 +40,16 @@ int64_t quill_round(double v, quill_rounding r);
  * shift = 0. Returns false if the shift would leave [-31, 62]. */
 bool quill_quantize_multiplier(double real, int32_t *multiplier, int *shift);
 
+/* TFLite's int8 MEAN over a plane of n values (reduce.cc, mean.h): the
+ * multiplier of real = s_x / s_y (quill_quantize_multiplier) with n folded
+ * in by an integer division, rs = min(floor(log2 n), 32, 31 + shift),
+ * multiplier = (multiplier << rs) / n (truncated), shift -= rs. Not the
+ * multiplier of s_x / (n * s_y): that one rounds otherwise on about 6% of
+ * ResNet-18's 512 pooled channels. Returns false as
+ * quill_quantize_multiplier does, or for n < 1. */
+bool quill_mean_multiplier(double real, int64_t n, int32_t *multiplier,
+                           int *shift);
+
 /* acc * multiplier * 2^(shift - 31), rounded with the policy. */
 int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
                             quill_rounding r);

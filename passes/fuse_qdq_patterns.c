@@ -772,7 +772,8 @@ static quill_match_result match_passthrough(const quill_pattern *p,
     quill_fqdq_attrs_set_str(&attrs, "rounding", quill_rounding_name(r));
   const char *why = NULL;
   /* global_avgpool requantizes itself (one rounding): the mean's multiplier
-   * is s_x / (n * s_y), n the plane size */
+   * is s_x / (n * s_y), n the plane size; under tflite rounding the one
+   * TFLite's MEAN derives (quill_mean_multiplier) */
   bool mean = o == QUILL_OP_GLOBAL_AVGPOOL && xe != ye &&
               quill_fqdq_per_tensor(y);
   bool ok = true;
@@ -781,8 +782,23 @@ static quill_match_result match_passthrough(const quill_pattern *p,
     double n = 1;
     for (unsigned d = 2; d < quill_type_rank(xt); d++)
       n *= (double)quill_type_dim(xt, d);
-    double real = quill_requant_multiplier(scale0(xe), scale0(ye)) / n;
-    ok = n >= 1 && quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
+    double real = quill_requant_multiplier(scale0(xe), scale0(ye));
+    if (r == QUILL_ROUND_TFLITE && f->fixed) {
+      int32_t m;
+      int sh;
+      ok = n >= 1 && quill_mean_multiplier(real, (int64_t)n, &m, &sh);
+      if (ok) {
+        quill_fqdq_attrs_set_str(&attrs, "rounding", quill_rounding_name(r));
+        quill_fqdq_attrs_set(&attrs, "multiplier",
+                             quill_attr_int_list(ctx, 1, &(int64_t){m}));
+        quill_fqdq_attrs_set(&attrs, "shift",
+                             quill_attr_int_list(ctx, 1, &(int64_t){sh}));
+      } else
+        why = "a requantization multiplier is out of the fixed-point range";
+    } else {
+      real /= n;
+      ok = n >= 1 && quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
+    }
   } else if (xe != ye)
     ok = requant_attrs(f, &rq, r, xe, ye, &why);
   quill_type *ft = quill_value_type(quill_op_result(op, 0));

@@ -171,7 +171,7 @@ quill_status onnx_import_qonnx_quant(onnx_importer *im, const onnx_node *n) {
     return onnx_error(im, n, "BipolarQuant is not supported: its grid {-scale, "
                              "scale} has no zero, which Quill's integer types "
                              "need (keep the layer float in the training tool)");
-  int64_t sgn, narrow, bits;
+  int64_t sgn = 1, narrow = 0, bits = 8;
   const char *mode;
   if (onnx_attr_int(im, n, "signed", 1, &sgn) ||
       onnx_attr_int(im, n, "narrow", 0, &narrow) ||
@@ -211,7 +211,7 @@ quill_status onnx_import_mqbench_fake_quant(onnx_importer *im,
   } else {
     unsigned first = 3;
     if (!strcmp(n->op_type, "FixedPerChannelAffine")) {
-      int64_t axis;
+      int64_t axis = 0;
       if (const_int(im, n, 3, "the channel axis", &axis))
         return QUILL_ERR_INVALID;
       quill_value *x;
@@ -247,7 +247,7 @@ quill_status onnx_import_quant_clip(onnx_importer *im, const onnx_node *n,
   for (unsigned i = 1; i <= 2; i++) {
     if (!onnx_opt_input(n, i))
       continue;
-    int64_t v;
+    int64_t v = 0;
     if (const_int(im, n, i, i == 1 ? "the lower bound" : "the upper bound",
                   &v))
       return QUILL_ERR_INVALID;
