@@ -20,6 +20,14 @@
  *   otherwise                     observed in the runs of the entry graph
  *                                 (the module's first) over the samples
  *
+ * A per-tensor activation read only by one max pool is observed on the
+ * pool's result instead of its own (a conv's output feeding SqueezeNet's
+ * or ResNet's max pools): only the values the pool keeps go on, so a
+ * histogram observer (mse, kl, percentile) fits the range to them rather
+ * than clipping the large values the pool selects for the sake of the
+ * many it drops; minmax gets the same maximum. Option pooled=0 turns it
+ * off.
+ *
  * Data: option data=PATH (loaded with passes/calib_data.h, honouring
  * max-samples=N while reading), else the pass-manager input
  * "calibration-data" (a quill_calib_dataset *). Each sample is run once
@@ -58,6 +66,8 @@ typedef struct fq_info {
   double fixed_scale;
   int64_t fixed_zp;
   bool from_data;        /* observed in the runs */
+  const quill_op *watch; /* the op whose result is observed (op, or the
+                            max pool reading it alone) */
 } fq_info;
 
 /* Values seen in the first run by observers that need a histogram, kept
@@ -232,6 +242,23 @@ static quill_status add_fq(calib *c, quill_op *op, bool entry) {
       return QUILL_ERR_NOMEM;
   }
   f->from_data = !f->fixed && !quill_value_constant(quill_op_operand(op, 0));
+  f->watch = op;
+  quill_value *y = quill_op_result(op, 0);
+  quill_use *u = quill_value_first_use(y);
+  quill_op *pool = u && quill_value_num_uses(y) == 1 ? quill_use_user(u) : NULL;
+  quill_status ost = QUILL_OK;
+  bool pooled = quill_pass_option_int(c->ps, "pooled", 1, &ost) != 0;
+  if (ost)
+    return ost;
+  if (pooled && f->from_data && f->axis < 0 && pool &&
+      (quill_op_opcode(pool) == QUILL_OP_MAXPOOL ||
+       quill_op_opcode(pool) == QUILL_OP_GLOBAL_MAXPOOL) &&
+      quill_op_num_results(pool) == 1 &&
+      quill_type_has_static_shape(quill_value_type(quill_op_result(pool, 0)))) {
+    f->watch = pool;
+    f->inner = (size_t)quill_type_num_elements(
+        quill_value_type(quill_op_result(pool, 0)));
+  }
   c->nfq++; /* owns f->obs from here */
   if (f->from_data && !entry)
     return quill_error(c->ctx, quill_op_loc(op),
@@ -478,7 +505,7 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
       c->index_of_id[i] = -1;
     for (size_t k = 0; k < c->nfq; k++)
       if (c->fq[k].from_data) {
-        c->index_of_id[quill_op_id(c->fq[k].op)] = (int32_t)k;
+        c->index_of_id[quill_op_id(c->fq[k].watch)] = (int32_t)k;
         hist |= quill_observer_needs_histogram(c->fq[k].obs);
       }
     c->pass = 1;
@@ -490,7 +517,7 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
       fq_info *f = &c->fq[k];
       bool needs = f->from_data && quill_observer_needs_histogram(f->obs);
       if (f->from_data && !needs)
-        c->index_of_id[quill_op_id(f->op)] = -1; /* done after pass 1 */
+        c->index_of_id[quill_op_id(f->watch)] = -1; /* done after pass 1 */
       if (needs)
         st = quill_observer_start_histogram(f->obs);
     }
@@ -671,5 +698,5 @@ const quill_pass quill_pass_calibrate = {
     .requires = 0,
     .establishes = 0,
     .preserves = QUILL_PROP_ALL,
-    .options = "data=PATH max-samples=N histogram-cache-mb=N",
+    .options = "data=PATH max-samples=N histogram-cache-mb=N pooled=0|1",
 };
