@@ -196,7 +196,7 @@ bool quill_backend_bias_correction(const quill_backend *b) {
   return b->bias_correction;
 }
 const char *quill_backend_layer_norm_numerics(const quill_backend *b) {
-  return b->layer_norm_f32 ? "f32" : "f64";
+  return b->layer_norm == 2 ? "integer" : b->layer_norm == 1 ? "f32" : "f64";
 }
 const char *quill_backend_plugin(const quill_backend *b) {
   return b->plugin_name;
@@ -323,8 +323,10 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
           b->requant == QUILL_REQUANT_FIXED_POINT ? "fixed_point" : "float");
   fprintf(out, "  %-18s %s\n",
           "outputs:", b->quantize_outputs ? "quantized" : "float");
-  if (b->layer_norm_f32)
-    fprintf(out, "  %-18s %s\n", "layer_norm:", "f32 (TFLite's builtins)");
+  if (b->layer_norm)
+    fprintf(out, "  %-18s %s\n", "layer_norm:",
+            b->layer_norm == 1 ? "f32 (TFLite's builtins)"
+                               : "integer (qlayer_norm)");
   if (b->equalize || b->bias_correction)
     fprintf(out, "  %-18s%s%s%s\n", "accuracy:",
             b->equalize ? " equalize" : "",

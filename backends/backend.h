@@ -119,7 +119,8 @@ bool quill_backend_equalize_relu6(const quill_backend *b);
 bool quill_backend_bias_correction(const quill_backend *b);
 
 /* The arithmetic of the float layer_norms of a quantized model (config key
- * `layer_norm_numerics`, default "f64"): "f64" or "f32", the value the
+ * `layer_norm_numerics`, default "f64"): "f64", "f32" or "integer" (made a
+ * qlayer_norm by fuse-qdq), the value the
  * `quantize` pass gives each layer_norm's `numerics` attribute. Constant
  * string, not freed. */
 const char *quill_backend_layer_norm_numerics(const quill_backend *b);

@@ -24,7 +24,8 @@ struct quill_backend {
   quill_requant_mode requant;
   bool quantize_outputs; /* false: quantized ops produce float outputs */
   bool equalize, equalize_relu6, bias_correction; /* accuracy passes */
-  bool layer_norm_f32; /* layer_norm_numerics: "f32" (true) or "f64" */
+  unsigned char layer_norm; /* layer_norm_numerics: 0 "f64", 1 "f32",
+                              2 "integer" (validate.c's ln_numerics) */
   bool quantize[QUILL_OP_COUNT];
   bool keep_float[QUILL_OP_COUNT];
   bool shared[QUILL_OP_COUNT];

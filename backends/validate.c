@@ -488,7 +488,7 @@ static void parse_fixed(vstate *vs, const kpath *root, json_t *obj,
 /* ---- the whole config ---------------------------------------------------- */
 
 static const char *const bias_dtypes[] = {"i32", "float", NULL};
-static const char *const ln_numerics[] = {"f64", "f32", NULL};
+static const char *const ln_numerics[] = {"f64", "f32", "integer", NULL};
 static const char *const roundings[] = {"half_even", "half_away", "half_up",
                                         "tflite", NULL};
 static const char *const requants[] = {"fixed_point", "float", NULL};
@@ -617,10 +617,12 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   if ((v = json_object_get(root, "quantize_outputs")) && WANT_BOOL(vs, &op, v))
     b->quantize_outputs = json_is_true(v);
   kpath lp = {NULL, "layer_norm_numerics", 0};
-  b->layer_norm_f32 = false;
-  if ((v = json_object_get(root, "layer_norm_numerics")))
-    b->layer_norm_f32 =
-        quill_bkv_choice(vs, &lp, v, "layer_norm numerics", ln_numerics) == 1;
+  b->layer_norm = 0;
+  int lni;
+  if ((v = json_object_get(root, "layer_norm_numerics")) &&
+      (lni = quill_bkv_choice(vs, &lp, v, "layer_norm numerics",
+                              ln_numerics)) > 0)
+    b->layer_norm = (unsigned char)lni;
   /* the accuracy passes the quantization pipeline adds (all default off) */
   static const char *const acc_keys[3] = {"equalize", "equalize_relu6",
                                           "bias_correction"};

@@ -391,8 +391,10 @@ quill_status quill_verify_batch_norm(quill_context *ctx, const quill_op *op) {
 /* layer_norm x scale [bias] {axis = -1, epsilon} */
 /* layer_norm's arithmetic: "f64" statistics rounded once (the default), or
  * "f32", every step in f32 as TFLite's float builtins compute it
- * (targets/reference/kernels_norm.c). */
-static const char *const layer_norm_numerics[] = {"f64", "f32", NULL};
+ * (targets/reference/kernels_norm.c), or "integer": fuse-qdq makes it a
+ * qlayer_norm (ir/qnorm.h); one left float computes as "f64". */
+static const char *const layer_norm_numerics[] = {"f64", "f32", "integer",
+                                                  NULL};
 
 quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   quill_status st =

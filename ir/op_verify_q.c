@@ -17,6 +17,11 @@
  *     each within the result's [qmin, qmax]
  *   requantize %x {multiplier = [m], shift = [s]}     fixed point: x and
  *     the result per tensor
+ *   qlayer_norm %x, %g, %b {axis, epsilon_q, shift, bias_shift}
+ *     x per-tensor quantized (<= 16 bits), result per-tensor quantized of
+ *     x's shape, g and b tensor<N x i32> (N = the row: dims [axis, rank),
+ *     at most 16383), epsilon_q in [0, 2^60], shift in [0, 37],
+ *     bias_shift in [0, 24 + shift] (the arithmetic: ir/qnorm.h)
  *
  * Data movement and pooling (quill_vop_quant_passthrough): a quantized
  * operand needs a result (and, for concat, other operands) of exactly the
@@ -24,6 +29,7 @@
  * stored values without requantizing.
  */
 #include "ir/op_verify.h"
+#include "ir/qnorm.h"
 #include "ir/quant.h"
 
 /* Operand i must be quantized per tensor with at most 16 storage bits. */
@@ -139,6 +145,48 @@ quill_status quill_verify_lut(quill_context *ctx, const quill_op *op) {
                             (long long)i, (long long)v, (long long)qmin,
                             (long long)qmax);
   }
+  return QUILL_OK;
+}
+
+/* qlayer_norm x g b {axis, epsilon_q, shift, bias_shift} */
+quill_status quill_verify_qlayer_norm(quill_context *ctx, const quill_op *op) {
+  if (q_operand(ctx, op, 0) || q_result(ctx, op))
+    return QUILL_ERR_INVALID;
+  quill_shape xs;
+  quill_vop_operand_shape(op, 0, &xs);
+  int64_t axis, eq, G, F;
+  unsigned ax;
+  if (quill_vop_expect_result(ctx, op, 0, &xs, NULL) ||
+      quill_vop_attr_int(ctx, op, "axis", -1, &axis) ||
+      quill_vop_attr_int(ctx, op, "epsilon_q", 0, &eq) ||
+      quill_vop_attr_int(ctx, op, "shift", 0, &G) ||
+      quill_vop_attr_int(ctx, op, "bias_shift", 0, &F))
+    return QUILL_ERR_INVALID;
+  if (!quill_shape_norm_axis(axis, xs.rank, &ax))
+    return quill_vop_fail(ctx, op, "attribute 'axis' (%lld) is out of range "
+                                   "for rank %u",
+                          (long long)axis, xs.rank);
+  int64_t n = 1;
+  for (unsigned d = ax; d < xs.rank; d++)
+    n = xs.dims[d] < 0 || n < 0 ? -1 : n * xs.dims[d];
+  if (n < 1 || n > QUILL_QNORM_MAX_ROW)
+    return quill_vop_fail(ctx, op, "the normalized row (dims [%u, %u)) must "
+                                   "have 1 to %d static elements",
+                          ax, xs.rank, QUILL_QNORM_MAX_ROW);
+  for (unsigned i = 1; i < 3; i++) {
+    quill_type *t = quill_vop_operand_type(op, i);
+    if (quill_type_kind_of(quill_type_elem(t)) != QUILL_TYPE_I32 ||
+        quill_type_rank(t) != 1 || quill_type_dim(t, 0) != n)
+      return quill_vop_fail(ctx, op, "operand #%u must be tensor<%lldxi32> "
+                                     "(one per row element)",
+                            i, (long long)n);
+  }
+  if (eq < 0 || eq > QUILL_QNORM_MAX_EPS || G < 0 ||
+      G > 61 - QUILL_QNORM_Z_BITS || F < 0 || F > QUILL_QNORM_Z_BITS + G)
+    return quill_vop_fail(ctx, op, "'epsilon_q' must be in [0, 2^60], "
+                                   "'shift' in [0, %d] and 'bias_shift' in "
+                                   "[0, 24 + shift]",
+                          61 - QUILL_QNORM_Z_BITS);
   return QUILL_OK;
 }
 

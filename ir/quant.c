@@ -8,10 +8,20 @@
  * 2^31, m < 2^31 so the product fits in 63 bits) and divide by 2^(31-shift)
  * with the policy's tie rule. The tflite policy reproduces gemmlowp's
  * MultiplyByQuantizedMultiplier bit for bit, including its saturation.
+ *
+ * The end of the file is the integer arithmetic of `qlayer_norm` (qnorm.h
+ * has the definition): the exact integer square root, a row's multiplier
+ * and shift, one element's result, and the folding of a float
+ * layer_norm's gamma, beta and epsilon into the op's integers. The
+ * reference kernel calls these; the LLVM target (lower_reduce.c) emits the
+ * same integer steps as IR. Products and sums are computed on uint64
+ * (wrapping, as the target's i64) and shifted right arithmetically, so no
+ * step depends on C's undefined signed overflow.
  */
 #include <math.h>
 #include <string.h>
 
+#include "ir/qnorm.h"
 #include "ir/quant.h"
 #include "ir/attr.h"
 #include "ir/graph.h"
@@ -275,4 +285,107 @@ quill_type *quill_fake_quant_type(const quill_op *fq) {
   if (quill_type_is_tensor(t))
     t = quill_type_elem(t);
   return quill_type_is_quant(t) ? t : NULL;
+}
+
+/* ---- qlayer_norm (qnorm.h) ------------------------------------------------ */
+
+/* x >> s, arithmetic, for s in [0, 63]. */
+static int64_t asr(uint64_t x, int s) {
+  int64_t v = (int64_t)x;
+  return v >= 0 ? v >> s : -1 - ((-1 - v) >> s);
+}
+
+uint64_t quill_isqrt_u64(uint64_t w) {
+  uint64_t r = 0, bit = UINT64_C(1) << 62;
+  while (bit > w)
+    bit >>= 2;
+  while (bit) {
+    if (w >= r + bit) {
+      w -= r + bit;
+      r = (r >> 1) + bit;
+    } else {
+      r >>= 1;
+    }
+    bit >>= 2;
+  }
+  return r;
+}
+
+void quill_qnorm_row(int64_t v, int64_t *m, int *s) {
+  if (v <= 0) {
+    *m = 0;
+    *s = 37;
+    return;
+  }
+  int b = 0;
+  for (uint64_t t = (uint64_t)v; t; t >>= 1)
+    b++;
+  int k = (62 - b) / 2;
+  uint64_t r = quill_isqrt_u64((uint64_t)v << (2 * k));
+  *m = (int64_t)((UINT64_C(1) << 61) / r);
+  *s = 37 - k;
+}
+
+int64_t quill_qnorm_elem(int64_t d, int64_t m, int s, int64_t g, int64_t b,
+                         int G, int F, int64_t zy, int64_t qmin,
+                         int64_t qmax) {
+  int zs = QUILL_QNORM_Z_BITS + G;
+  int64_t z = asr((uint64_t)d * (uint64_t)m + (UINT64_C(1) << (s - 1)), s);
+  uint64_t acc = (uint64_t)z * (uint64_t)g + ((uint64_t)b << (zs - F));
+  int64_t y = asr(acc + (UINT64_C(1) << (zs - 1)), zs) + zy;
+  return y < qmin ? qmin : y > qmax ? qmax : y;
+}
+
+/* The largest G <= hi with a * 2^G <= lim (a >= 0), or -1. */
+static int fit_shift(double a, int hi, double lim) {
+  int G = hi;
+  while (G >= 0 && a * ldexp(1.0, G) > lim)
+    G--;
+  return G;
+}
+
+bool quill_qnorm_fold(size_t n, double eps, double sx, double sy,
+                      const double *gamma, const double *beta, int32_t *g,
+                      int32_t *b, int *G, int *F, int64_t *E,
+                      const char **why) {
+  if (n == 0 || n > QUILL_QNORM_MAX_ROW) {
+    *why = "the row is empty or longer than 16383 elements";
+    return false;
+  }
+  if (!(sx > 0) || !(sy > 0) || !(eps >= 0)) {
+    *why = "a scale is not positive or epsilon is negative";
+    return false;
+  }
+  double e = eps * (double)n * (double)n / (sx * sx);
+  if (!(e <= (double)QUILL_QNORM_MAX_EPS)) {
+    *why = "epsilon / s_x^2 * n^2 is above 2^60";
+    return false;
+  }
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = fabs(gamma[i] / sy), c = beta ? fabs(beta[i] / sy) : 0;
+    if (!isfinite(a) || !isfinite(c)) {
+      *why = "gamma or beta is not finite";
+      return false;
+    }
+    ma = a > ma ? a : ma;
+    mb = c > mb ? c : mb;
+  }
+  /* |g| <= 2^30; |b| * 2^(24 + G - F) <= 2^61: the sums stay below 2^62 */
+  int gs = fit_shift(ma, 61 - QUILL_QNORM_Z_BITS, 0x1p30);
+  int gb = fit_shift(mb, 61 - QUILL_QNORM_Z_BITS, 0x1p61 / 0x1p24);
+  gs = gb < gs ? gb : gs;
+  int fs = fit_shift(mb, QUILL_QNORM_Z_BITS + (gs > 0 ? gs : 0), 0x1p30);
+  if (gs < 0 || fs < 0) {
+    *why = "gamma / s_y or beta / s_y is too large for the fixed point";
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    g[i] = (int32_t)llround(ldexp(gamma[i] / sy, gs));
+    b[i] = beta ? (int32_t)llround(ldexp(beta[i] / sy, fs)) : 0;
+  }
+  *G = gs;
+  *F = fs;
+  *E = llround(e);
+  return true;
 }

@@ -12,6 +12,9 @@
  *                Q(add(matmul(DQ a, DQ b), c const))
  *   add, mul     Q(add(DQ a, DQ b))                  qadd / qmul a, b
  *   lut          Q(f(DQ x)), f unary, 8-bit x        lut x {table}
+ *   layer_norm   Q(layer_norm(DQ x, gamma [, beta])  qlayer_norm x, g, b
+ *                {numerics = "integer"}), gamma and  (ir/qnorm.h: gamma,
+ *                beta float constants                beta, eps folded)
  *   passthrough  Q(maxpool/reshape/..(DQ x))         op x [+ requantize]
  *   avgpool      Q(avgpool(DQ x))                    avgpool x [+ requantize]
  *                Q(global_avgpool(DQ x))             global_avgpool x (a
@@ -31,6 +34,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/qnorm.h"
+#include "ir/shape.h"
 #include "passes/fuse_qdq.h"
 #include "targets/reference/ref.h"
 
@@ -730,6 +735,112 @@ static quill_match_result match_lut(const quill_pattern *p,
   return finish(p, rw, q, res, quill_op_opcode(op));
 }
 
+/* ---- layer_norm {numerics = "integer"} ----------------------------------- */
+
+static const bool layer_norm_ops[QUILL_OP_COUNT] = {
+    [QUILL_OP_LAYER_NORM] = true};
+
+/* The n values of a layer_norm's gamma or beta operand v (a float constant
+ * of n elements, or of one, broadcast) into out; false if it is not. */
+static bool ln_param(const quill_value *v, size_t n, double *out) {
+  const quill_attr *a = quill_value_constant(v);
+  if (!a)
+    return false;
+  quill_tensor t = quill_tensor_from_attr(a);
+  size_t k = quill_tensor_num_elements(&t);
+  if (quill_type_is_quant(quill_type_elem(t.type)) || (k != n && k != 1))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    out[i] = quill_tensor_get_f64(&t, k == 1 ? 0 : i);
+  return true;
+}
+
+/* Q(layer_norm(DQ x, gamma [, beta]) {numerics = "integer"}) ->
+ * qlayer_norm x, g, b with gamma / s_y, beta / s_y and eps folded into
+ * integers (quill_qnorm_fold). */
+static quill_match_result match_layer_norm(const quill_pattern *p,
+                                           quill_rewriter *rw, quill_op *q) {
+  quill_context *ctx = quill_rewriter_context(rw);
+  /* not producer(): the backends list layer_norm in float_ops (it is no
+   * quantized op: no observer of its own), and numerics = "integer" is
+   * their choice of its arithmetic; only the user's keep_float counts */
+  quill_op *op = quill_value_def(quill_op_operand(q, 0));
+  if (!op || quill_op_opcode(op) != QUILL_OP_LAYER_NORM ||
+      strcmp(str_attr(op, "numerics", "f64"), "integer") != 0)
+    return QUILL_MATCH_FAILURE; /* a float layer_norm by choice: no log */
+  const quill_attr *k = quill_op_attr(op, "keep_float");
+  if (!quill_fqdq_only_use(quill_op_result(op, 0), q) ||
+      (k && quill_attr_kind_of(k) == QUILL_ATTR_BOOL &&
+       quill_attr_bool_value(k)))
+    return no_producer(rw, q, layer_norm_ops);
+  quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
+  quill_value *y = quill_op_result(q, 0);
+  if (!x || !quill_fqdq_per_tensor(x) || !quill_fqdq_per_tensor(y))
+    return quill_rewriter_fail(rw, q, "the operand or the result is not "
+                                      "quantized per tensor");
+  quill_type *xe = quill_fqdq_qelem(x), *ye = quill_fqdq_qelem(y);
+  if (quill_type_bit_width(quill_type_quant_storage(xe)) > 16)
+    return quill_rewriter_fail(rw, q, "the operand is wider than 16 bits");
+  quill_type *xt = quill_value_type(x);
+  unsigned r = quill_type_rank(xt), ax;
+  if (!quill_shape_norm_axis(quill_op_attr_int(op, "axis", -1), r, &ax))
+    return quill_rewriter_fail(rw, q, "'axis' is out of range");
+  int64_t n = 1;
+  for (unsigned d = ax; d < r; d++)
+    n = quill_type_dim(xt, d) < 0 ? -1 : n * quill_type_dim(xt, d);
+  if (n < 1 || n > QUILL_QNORM_MAX_ROW)
+    return quill_rewriter_fail(rw, q, "the row is dynamic, empty or longer "
+                                      "than %d elements",
+                               QUILL_QNORM_MAX_ROW);
+  size_t sz = (size_t)n * (2 * sizeof(double) + 2 * sizeof(int32_t));
+  double *gam = quill_alloc(ctx, sz);
+  if (!gam)
+    return oom(rw, q);
+  double *bet = gam + n;
+  int32_t *g = (int32_t *)(bet + n), *b = g + n;
+  bool has_b = quill_op_num_operands(op) > 2;
+  const char *why = NULL;
+  int G = 0, F = 0;
+  int64_t E = 0;
+  if (!ln_param(quill_op_operand(op, 1), (size_t)n, gam) ||
+      (has_b && !ln_param(quill_op_operand(op, 2), (size_t)n, bet)))
+    why = "gamma or beta is not a float constant of one value per row "
+          "element";
+  else
+    (void)quill_qnorm_fold((size_t)n, quill_op_attr_number(op, "epsilon",
+                                                            1e-5),
+                           scale0(xe), scale0(ye), gam, has_b ? bet : NULL,
+                           g, b, &G, &F, &E, &why);
+  quill_type *ct = why ? NULL
+                       : quill_type_tensor(ctx, quill_type_scalar(
+                                                    ctx, QUILL_TYPE_I32),
+                                           1, &n);
+  const quill_attr *ga = ct ? quill_attr_dense(ctx, ct, g, (size_t)n * 4)
+                            : NULL;
+  const quill_attr *ba = ct ? quill_attr_dense(ctx, ct, b, (size_t)n * 4)
+                            : NULL;
+  quill_free(ctx, gam, sz);
+  if (why)
+    return quill_rewriter_fail(rw, q, "%s", why);
+  quill_fqdq_attrs attrs;
+  quill_fqdq_attrs_init(&attrs, ctx);
+  quill_fqdq_attrs_set_int(&attrs, "axis", quill_op_attr_int(op, "axis", -1));
+  quill_fqdq_attrs_set_int(&attrs, "epsilon_q", E);
+  quill_fqdq_attrs_set_int(&attrs, "shift", G);
+  quill_fqdq_attrs_set_int(&attrs, "bias_shift", F);
+  quill_value *ops[3] = {x, NULL, NULL};
+  quill_value *res = NULL;
+  if (ga && ba && quill_fqdq_attrs_ok(&attrs) &&
+      (ops[1] = quill_rewriter_create_constant(rw, ga, quill_op_loc(op))) &&
+      (ops[2] = quill_rewriter_create_constant(rw, ba, quill_op_loc(op))))
+    res = emit(rw, QUILL_OP_QLAYER_NORM, 3, ops, quill_value_type(y), &attrs,
+               quill_op_loc(op));
+  quill_fqdq_attrs_free(&attrs);
+  if (!res)
+    return oom(rw, q);
+  return finish(p, rw, q, res, QUILL_OP_LAYER_NORM);
+}
+
 /* ---- ops that move or average stored values ------------------------------ */
 
 static const bool passthrough_ops[QUILL_OP_COUNT] = {
@@ -930,6 +1041,7 @@ quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f) {
       {"qdq-matmul", QUILL_OP_QUANTIZE, match_matmul},
       {"qdq-add-mul", QUILL_OP_QUANTIZE, match_binary},
       {"qdq-lut", QUILL_OP_QUANTIZE, match_lut},
+      {"qdq-layer-norm", QUILL_OP_QUANTIZE, match_layer_norm},
       {"qdq-passthrough", QUILL_OP_QUANTIZE, match_passthrough},
       {"qdq-concat", QUILL_OP_QUANTIZE, match_concat},
       {"qdq-requantize", QUILL_OP_QUANTIZE, match_requantize},

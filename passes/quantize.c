@@ -557,7 +557,8 @@ static quill_status check_calibrated(qrun *r, quill_module *m) {
 
 /* An f32 layer_norm gets the backend's `numerics` (its layer_norm_numerics)
  * unless it has its own: tflite-int8's "f32" computes TFLite's float
- * builtins' steps, so that the exported model equals the interpreter. */
+ * builtins' steps, so that the exported model equals the interpreter;
+ * "integer" asks fuse-qdq for a qlayer_norm. */
 static quill_status set_layer_norm_numerics(qrun *r, quill_op *op) {
   if (!r->b || quill_op_opcode(op) != QUILL_OP_LAYER_NORM ||
       quill_op_attr(op, "numerics"))

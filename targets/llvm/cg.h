@@ -567,6 +567,7 @@ CG_SUPPORTS(cg_supports_cast);
 /* lower_reduce.c */
 CG_LOWER(cg_lower_reduce); /* reduce_mean reduce_sum reduce_max reduce_min */
 CG_LOWER(cg_lower_layer_norm);
+CG_LOWER(cg_lower_qlayer_norm);
 CG_SUPPORTS(cg_supports_reduce);
 
 /* lower_select.c */

@@ -130,6 +130,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_QADD] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_QMUL] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_LUT] = {NULL, cg_lower_lut, CG_LAY_FOLLOW, NULL},
+    [QUILL_OP_QLAYER_NORM] = {NULL, cg_lower_qlayer_norm, 0, NULL},
     [QUILL_OP_SCAST] = ALIAS,
 };
 

@@ -28,6 +28,11 @@
  *               inputs as well as constants. With numerics = "f32" every
  *               step is f32 instead, the sums one accumulator each in row
  *               order (row_sum_f32), as the reference's layer_norm_f32.
+ *   qlayer_norm the integer layer_norm of ir/qnorm.h, one task per row:
+ *               xi = x - zx into a dense i32 row, the int64 sums S and Q
+ *               (exact, so vectorized in any order), the row's multiplier
+ *               from an exact integer square root (isqrt_i64), then each
+ *               element in i64 lanes: the reference's integers, bit for bit.
  *
  * Operands are views with any strides (transposes, NHWC layouts, slices).
  * The loop nests drop dims of size 1 and merge a dim into the one before
@@ -40,6 +45,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/qnorm.h"
 #include "targets/llvm/cg.h"
 
 /* f32 and f64 operands and results, all of one element type. */
@@ -498,6 +504,192 @@ CG_LOWER(cg_lower_layer_norm) {
                      sy.off[1]);
     else
       store_d(c, ty, v, yb, sy.off[1]);
+  }
+  nest_end_vectorized(c, &sy, 16);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+  return c->status;
+}
+
+/* ---- qlayer_norm --------------------------------------------------------- */
+
+/* floor(sqrt(w)) for an i64 w in [0, 2^62]: the f64 square root truncated
+ * (off by at most one: (double)w rounds), then one step down while r^2 > w
+ * and one up while (r + 1)^2 <= w, twice each: exact, as quill_isqrt_u64. */
+static LLVMValueRef isqrt_i64(cg *c, LLVMValueRef w) {
+  LLVMValueRef f = LLVMBuildUIToFP(c->b, w, c->t_f64, "");
+  f = cg_intrinsic(c, "llvm.sqrt", &c->t_f64, 1, &f, 1);
+  LLVMValueRef r = LLVMBuildFPToUI(c->b, f, c->t_i64, "");
+  LLVMValueRef one = cg_i64c(c, 1);
+  for (int i = 0; i < 2; i++) {
+    LLVMValueRef hi = LLVMBuildICmp(c->b, LLVMIntUGT,
+                                    LLVMBuildMul(c->b, r, r, ""), w, "");
+    r = LLVMBuildSub(c->b, r, LLVMBuildZExt(c->b, hi, c->t_i64, ""), "");
+  }
+  for (int i = 0; i < 2; i++) {
+    LLVMValueRef r1 = LLVMBuildAdd(c->b, r, one, "");
+    LLVMValueRef le = LLVMBuildICmp(c->b, LLVMIntULE,
+                                    LLVMBuildMul(c->b, r1, r1, ""), w, "");
+    r = LLVMBuildAdd(c->b, r, LLVMBuildZExt(c->b, le, c->t_i64, ""), "");
+  }
+  return r;
+}
+
+/* qlayer_norm x g b (ir/qnorm.h): one task per row. Pass 0 copies the
+ * row's xi = x - zx (any strides) into a dense i32 row; the row's S and Q
+ * are int64 sums (exact in any order, so LLVM vectorizes them freely);
+ * the row's m and s are scalar code (isqrt_i64); the output pass computes
+ * quill_qnorm_elem's steps in i64 lanes, 16 wide. */
+CG_LOWER(cg_lower_qlayer_norm) {
+  cg_view x = cg_value_view(c, quill_op_operand(op, 0));
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  cg_view g = cg_value_view(c, quill_op_operand(op, 1));
+  cg_view bv = cg_value_view(c, quill_op_operand(op, 2));
+  if (!quill_type_is_quant(x.elem) || !quill_type_is_quant(y.elem))
+    return cg_op_error(c, "expects a quantized operand and result");
+  unsigned r = x.rank;
+  int64_t a = quill_op_attr_int(op, "axis", -1);
+  if (a < 0)
+    a += r;
+  if (a < 0 || a >= (int64_t)r)
+    return cg_op_error(c, "'axis' is out of range");
+  unsigned ax = (unsigned)a, nd = r - ax;
+  if (y.rank != r || memcmp(y.dims, x.dims, r * sizeof *x.dims))
+    return cg_op_error(c, "result shape differs from operand");
+  int64_t outer = 1, inner = 1;
+  for (unsigned d = 0; d < r; d++)
+    *(d < ax ? &outer : &inner) *= x.dims[d];
+  if (g.rank != 1 || bv.rank != 1 || g.dims[0] != inner ||
+      bv.dims[0] != inner || g.strides[0] != 1 || bv.strides[0] != 1)
+    return cg_op_error(c, "g and b must be dense tensor<Nxi32>, one per row "
+                          "element");
+  if (outer * inner == 0)
+    return QUILL_OK;
+  int64_t E = quill_op_attr_int(op, "epsilon_q", 0);
+  int G = (int)quill_op_attr_int(op, "shift", 0);
+  int F = (int)quill_op_attr_int(op, "bias_shift", 0);
+  int zs = QUILL_QNORM_Z_BITS + G;
+  int64_t zx = quill_type_quant_zero_points(x.elem)[0];
+  int64_t zy = quill_type_quant_zero_points(y.elem)[0];
+  int64_t qmin = quill_type_quant_qmin(y.elem);
+  int64_t qmax = quill_type_quant_qmax(y.elem);
+  int64_t rstr[QUILL_MAX_RANK], ostr[2][QUILL_MAX_RANK];
+  int64_t qistr[2][QUILL_MAX_RANK], istr[2][QUILL_MAX_RANK];
+  cg_row_major(nd, x.dims + ax, rstr);
+  for (unsigned d = 0; d < r; d++) {
+    if (d < ax) {
+      ostr[0][d] = x.strides[d];
+      ostr[1][d] = y.strides[d];
+      continue;
+    }
+    qistr[0][d - ax] = x.strides[d];
+    qistr[1][d - ax] = rstr[d - ax];
+    istr[0][d - ax] = rstr[d - ax];
+    istr[1][d - ax] = y.strides[d];
+  }
+  nest s0, sy;
+  nest_init(&s0, 2, nd, x.dims + ax, qistr);
+  nest_init(&sy, 2, nd, x.dims + ax, istr);
+  bool onstack = inner <= CG_FUSED_ROW_MAX;
+  int ws = onstack ? -1 : cg_workspace(c, (size_t)(outer * inner) * 4);
+  LLVMTypeRef tx = cg_elem_type(c, x.elem), ty = cg_elem_type(c, y.elem);
+
+  cg_stage_begin(c, quill_op_name(op), outer);
+  cg_stage_work(c, (double)(outer * inner) * 0.5);
+  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  LLVMValueRef gb = cg_view_base(c, &g), bb = cg_view_base(c, &bv);
+  LLVMValueRef rowv =
+      onstack ? cg_var(c, LLVMArrayType2(c->t_i32, (uint64_t)inner), "xrow")
+              : NULL;
+  LLVMValueRef sv = cg_var(c, c->t_i64, "sum"), qv = cg_var(c, c->t_i64, "sq");
+  cg_loop lt;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef zero = cg_i64c(c, 0);
+  LLVMValueRef off[2] = {zero, zero};
+  split_index(c, lt.i, ax, x.dims, 2, ostr, off);
+  LLVMValueRef row =
+      onstack ? rowv
+              : cg_gep(c, c->t_i32, cg_slot_ptr(c, ws),
+                       LLVMBuildMul(c->b, lt.i, cg_i64c(c, inner), ""));
+  LLVMValueRef zoff[2] = {off[0], zero};
+  nest_begin(c, &s0, zoff);
+  {
+    LLVMValueRef v = cg_load_int(c, x.elem, cg_gep(c, tx, xb, s0.off[0]),
+                                 c->t_i32);
+    v = LLVMBuildSub(c->b, v, cg_i32c(c, zx), "");
+    cg_store(c, v, cg_gep(c, c->t_i32, row, s0.off[1]), 4);
+  }
+  nest_end_vectorized(c, &s0, 16);
+  /* S and Q */
+  cg_store(c, zero, sv, 8);
+  cg_store(c, zero, qv, 8);
+  cg_loop ls;
+  cg_for(c, &ls, 0, inner, 1);
+  {
+    LLVMValueRef v = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, row, ls.i), 4),
+        c->t_i64, "");
+    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i64, sv, 8), v, ""), sv, 8);
+    cg_store(c,
+             LLVMBuildAdd(c->b, cg_load(c, c->t_i64, qv, 8),
+                          LLVMBuildMul(c->b, v, v, ""), ""),
+             qv, 8);
+  }
+  cg_loop_end_vectorized(c, &ls, 16);
+  LLVMValueRef S = cg_load(c, c->t_i64, sv, 8);
+  LLVMValueRef Q = cg_load(c, c->t_i64, qv, 8);
+  LLVMValueRef n = cg_i64c(c, inner);
+  /* the row's m and s (quill_qnorm_row) */
+  LLVMValueRef V = LLVMBuildAdd(
+      c->b,
+      LLVMBuildSub(c->b, LLVMBuildMul(c->b, n, Q, ""),
+                   LLVMBuildMul(c->b, S, S, ""), ""),
+      cg_i64c(c, E), "V");
+  LLVMValueRef pos = LLVMBuildICmp(c->b, LLVMIntSGT, V, zero, "");
+  LLVMValueRef Vp = LLVMBuildSelect(c->b, pos, V, cg_i64c(c, 1), "");
+  LLVMValueRef ctl[2] = {Vp, LLVMConstInt(c->t_i1, 0, 0)};
+  LLVMValueRef bits = LLVMBuildSub(
+      c->b, cg_i64c(c, 64), cg_intrinsic(c, "llvm.ctlz", &c->t_i64, 1, ctl, 2),
+      "");
+  LLVMValueRef k = LLVMBuildSDiv(c->b, LLVMBuildSub(c->b, cg_i64c(c, 62),
+                                                    bits, ""),
+                                 cg_i64c(c, 2), "k");
+  LLVMValueRef W = LLVMBuildShl(c->b, Vp, LLVMBuildAdd(c->b, k, k, ""), "");
+  LLVMValueRef R = isqrt_i64(c, W);
+  LLVMValueRef m = LLVMBuildSelect(
+      c->b, pos, LLVMBuildUDiv(c->b, cg_i64c(c, INT64_C(1) << 61), R, ""),
+      zero, "m");
+  LLVMValueRef s = LLVMBuildSelect(
+      c->b, pos, LLVMBuildSub(c->b, cg_i64c(c, 37), k, ""), cg_i64c(c, 37),
+      "s");
+  LLVMValueRef half = LLVMBuildShl(c->b, cg_i64c(c, 1),
+                                   LLVMBuildSub(c->b, s, cg_i64c(c, 1), ""),
+                                   "");
+  /* y = clamp(zy + ((z * g + (b << (zs - F)) + 2^(zs-1)) >> zs)) */
+  LLVMValueRef yoff[2] = {zero, off[1]};
+  nest_begin(c, &sy, yoff);
+  {
+    LLVMValueRef xi = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, row, sy.off[0]), 4),
+        c->t_i64, "");
+    LLVMValueRef d = LLVMBuildSub(c->b, LLVMBuildMul(c->b, xi, n, ""), S, "");
+    LLVMValueRef z = LLVMBuildAShr(
+        c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, d, m, ""), half, ""), s,
+        "z");
+    LLVMValueRef gi = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, gb, sy.off[0]), 4),
+        c->t_i64, "");
+    LLVMValueRef bi = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, bb, sy.off[0]), 4),
+        c->t_i64, "");
+    LLVMValueRef acc = LLVMBuildAdd(
+        c->b, LLVMBuildMul(c->b, z, gi, ""),
+        LLVMBuildShl(c->b, bi, cg_i64c(c, zs - F), ""), "");
+    acc = LLVMBuildAdd(c->b, acc, cg_i64c(c, INT64_C(1) << (zs - 1)), "");
+    LLVMValueRef v = LLVMBuildAdd(
+        c->b, LLVMBuildAShr(c->b, acc, cg_i64c(c, zs), ""), cg_i64c(c, zy), "");
+    v = cg_max_s(c, cg_min_s(c, v, cg_i64c(c, qmax)), cg_i64c(c, qmin));
+    cg_store_int(c, y.elem, v, cg_gep(c, ty, yb, sy.off[1]));
   }
   nest_end_vectorized(c, &sy, 16);
   cg_loop_end(c, &lt);

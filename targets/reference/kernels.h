@@ -229,5 +229,6 @@ QUILL_REF_KERNEL(quill_ref_kernel_qmatmul);
 /* kernels_qelementwise.c */
 QUILL_REF_KERNEL(quill_ref_kernel_qbinary); /* qadd qmul */
 QUILL_REF_KERNEL(quill_ref_kernel_lut);
+QUILL_REF_KERNEL(quill_ref_kernel_qlayer_norm);
 
 #endif /* QUILL_TARGETS_REFERENCE_KERNELS_H */

@@ -1,7 +1,9 @@
 /*
  * kernels_qelementwise.c - reference kernels for the quantized elementwise
  * integer ops qadd, qmul (numpy broadcasting) and lut, exactly as
- * docs/quantization.md section 3 defines them.
+ * docs/quantization.md section 3 defines them, and the row-wise
+ * qlayer_norm (ir/qnorm.h: int64 row sums, an exact integer square root,
+ * one requantization per element through quill_qnorm_elem).
  *
  * With da = a - zp_a, db = b - zp_b (stored values minus zero points) and
  * the result clamped to [max(qmin, act_min), min(qmax, act_max)] after
@@ -23,7 +25,9 @@
  */
 #include <string.h>
 
+#include "ir/qnorm.h"
 #include "ir/quant.h"
+#include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
 /* Per-tensor parameters of a quantized tensor. */
@@ -184,6 +188,57 @@ QUILL_REF_KERNEL(quill_ref_kernel_lut) {
   for (size_t i = 0; i < n; i++) {
     int64_t idx = quill_tensor_get_i64(x, i) - base;
     quill_tensor_set_i64(y, i, quill_attr_dense_get_i64(t, (size_t)idx));
+  }
+  return QUILL_OK;
+}
+
+/* qlayer_norm x g b: each row of N stored values as ir/qnorm.h defines it
+ * (the row's sums in int64, then quill_qnorm_row and quill_qnorm_elem). */
+QUILL_REF_KERNEL(quill_ref_kernel_qlayer_norm) {
+  const quill_tensor *x = &in[0];
+  quill_tensor *y = &out[0];
+  quill_type *xe = quill_type_elem(x->type), *ye = quill_type_elem(y->type);
+  unsigned r = quill_type_rank(x->type), ax;
+  if (!quill_type_is_quant(xe) || !quill_type_is_quant(ye) ||
+      quill_tensor_num_elements(x) != quill_tensor_num_elements(y))
+    return quill_ref_op_error(ctx, op, "expects a quantized operand and "
+                                       "result of the same shape");
+  if (!quill_shape_norm_axis(quill_op_attr_int(op, "axis", -1), r, &ax))
+    return quill_ref_op_error(ctx, op, "'axis' is out of range");
+  size_t n = 1;
+  for (unsigned d = ax; d < r; d++)
+    n *= (size_t)quill_type_dim(x->type, d);
+  if (n == 0 || n > QUILL_QNORM_MAX_ROW ||
+      quill_tensor_num_elements(&in[1]) != n ||
+      quill_tensor_num_elements(&in[2]) != n)
+    return quill_ref_op_error(ctx, op, "g and b must have one element per "
+                                       "row element (at most 16383)");
+  int64_t E = quill_op_attr_int(op, "epsilon_q", 0);
+  int G = (int)quill_op_attr_int(op, "shift", 0);
+  int F = (int)quill_op_attr_int(op, "bias_shift", 0);
+  int64_t zx = quill_type_quant_zero_points(xe)[0];
+  int64_t zy = quill_type_quant_zero_points(ye)[0];
+  int64_t qmin = quill_type_quant_qmin(ye), qmax = quill_type_quant_qmax(ye);
+  size_t rows = quill_tensor_num_elements(x) / n;
+  for (size_t o = 0; o < rows; o++) {
+    size_t base = o * n;
+    int64_t S = 0, Q = 0;
+    for (size_t i = 0; i < n; i++) {
+      int64_t xi = quill_tensor_get_i64(x, base + i) - zx;
+      S += xi;
+      Q += xi * xi;
+    }
+    int64_t m;
+    int s;
+    quill_qnorm_row((int64_t)n * Q - S * S + E, &m, &s);
+    for (size_t i = 0; i < n; i++) {
+      int64_t d = (int64_t)n * (quill_tensor_get_i64(x, base + i) - zx) - S;
+      quill_tensor_set_i64(
+          y, base + i,
+          quill_qnorm_elem(d, m, s, quill_tensor_get_i64(&in[1], i),
+                           quill_tensor_get_i64(&in[2], i), G, F, zy, qmin,
+                           qmax));
+    }
   }
   return QUILL_OK;
 }

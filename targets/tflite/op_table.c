@@ -143,6 +143,9 @@ static const char *const excluded[QUILL_OP_COUNT] = {
     [QUILL_OP_FAKE_QUANT] = "calibrate and quantize the model first",
     [QUILL_OP_SCAST] = "TFLite tensors have no storage-cast",
     [QUILL_OP_DYNAMIC_QUANTIZE] = "TFLite has no dynamic quantization builtin",
+    [QUILL_OP_QLAYER_NORM] = "TFLite has no integer LayerNorm; quantize with a backend "
+                             "whose layer_norm_numerics is \"f32\" (tflite-int8: float "
+                             "builtins between a DEQUANTIZE and a QUANTIZE)",
 };
 
 const char *quill_tflite_export_builtin(quill_opcode opc) {

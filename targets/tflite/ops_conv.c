@@ -534,6 +534,13 @@ static int32_t norm_param(tflite_exporter *ex, const quill_op *op, unsigned i,
 quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op) {
   quill_type *xt = tx_in_type(ex, op, 0);
   unsigned r = quill_type_rank(xt);
+  const quill_attr *na = quill_op_attr(op, "numerics");
+  if (na && quill_attr_kind_of(na) == QUILL_ATTR_STRING &&
+      strcmp(quill_attr_string_value(na, NULL), "integer") == 0)
+    return tx_error(ex, op, "numerics \"integer\" (an integer LayerNorm) has "
+                            "no TFLite form: quantize with "
+                            "layer_norm_numerics \"f32\" (the tflite-int8 "
+                            "backend: TFLite's float builtins)");
   if (quill_type_kind_of(quill_type_elem(xt)) != QUILL_TYPE_F32)
     return tx_error(ex, op, "only f32 layer normalization has a TFLite form "
                             "(keep it float: MEAN, SQUARED_DIFFERENCE, RSQRT)");

@@ -18,7 +18,12 @@
  *            points), batched or broadcast B, B through a transpose view,
  *            attention shapes (64 x 64 x ~64): qmatmul_act.c's kernels
  *   qnorm    dequantize -> softmax / layer_norm -> quantize, the fused
- *            loops of fuse_qdq.c (a third as many cases: f32 passes)
+ *            loops of fuse_qdq.c (a third as many cases: f32 passes), or
+ *            (a third of those) the integer qlayer_norm: rows of 1..800,
+ *            u8/i8/i16 in, random gamma, beta, epsilon and scales folded
+ *            by quill_qnorm_fold or random in the verifier's ranges,
+ *            rows of one or a few distinct values (variance 0) through a
+ *            gather
  *   epi      qmatmul (constant B) -> qadd of a per-column constant / lut
  *            chains computed in the qmatmul's epilogue (fuse_epi.c)
  *   qlut     dequantize -> elementwise f32 ops -> quantize, one table
@@ -50,6 +55,7 @@
  * to the thread pool. scripts/test-qemu.sh compiles them for other CPUs
  * and runs them under qemu against `quill run`.
  */
+#include "ir/qnorm.h"
 #include "ir/quant.h"
 #include "ir/strbuf.h"
 #include "llvm_harness.h"
@@ -605,6 +611,83 @@ static void gen_qnorm(gen *g) {
   emit(g, ">\n  return %%h%s\n}\n", both ? ", %g" : "");
 }
 
+/* The quant type of a qlayer_norm operand: u8/i8 (qtype) or i16. */
+static void qtype16(gen *g, int kind, double scale, int64_t zp) {
+  if (kind == 2)
+    emit(g, "!quant.uniform<i16:f32, %.9g:%lld>", scale, (long long)zp);
+  else
+    qtype(g, kind == 1, scale, zp);
+}
+
+/* qlayer_norm x, g, b (ir/qnorm.h) on rows of 1..800: x u8/i8/i16 with
+ * any zero point, sometimes through a gather of 1..3 columns (rows of one
+ * value: variance 0, or of a few: large ones), the constants folded from
+ * random gamma, beta, epsilon and scales (quill_qnorm_fold), or a sixth of
+ * the time random anywhere in the verifier's ranges (the results then
+ * saturate or wrap, identically). */
+static void gen_qlnorm(gen *g) {
+  int xk = (int)(rnd() % 5) % 3, yk = (int)(rnd() % 2);
+  int64_t B = rnd_int(1, 2), M = rnd_int(1, 6);
+  int64_t N = rnd() % 4 == 0 ? rnd_int(700, 800) : rnd_int(1, 70);
+  int64_t K = rnd() % 3 == 0 ? rnd_int(1, 3) : 0; /* gather columns */
+  double sx = rnd_range(0.01, 0.2), sy = rnd_range(0.01, 0.05);
+  int64_t zx = xk == 1 ? rnd_int(0, 255) : xk == 0 ? rnd_int(-128, 127)
+                                                   : rnd_int(-300, 300);
+  int64_t zy = yk ? rnd_int(100, 156) : rnd_int(-28, 28);
+  int32_t *gv = malloc((size_t)N * 2 * sizeof *gv), *bv = gv + N;
+  double *gam = malloc((size_t)N * 2 * sizeof *gam), *bet = gam + N;
+  double gs = rnd() % 4 == 0 ? rnd_range(0.001, 0.05) : rnd_range(0.2, 3.0);
+  for (int64_t i = 0; i < N; i++) {
+    gam[i] = gs * rnd_range(rnd() % 8 ? 0.5 : -1.5, 1.5);
+    bet[i] = rnd_range(-1.0, 1.0);
+  }
+  static const double eps[4] = {1e-5, 1e-12, 1e-6, 0.5};
+  const char *why = NULL;
+  int G = 0, F = 0;
+  int64_t E = 0;
+  if (rnd() % 6 == 0 ||
+      !quill_qnorm_fold((size_t)N, eps[rnd() % 4], sx, sy, gam,
+                        rnd() % 4 ? bet : NULL, gv, bv, &G, &F, &E, &why)) {
+    G = (int)rnd_int(0, 61 - QUILL_QNORM_Z_BITS);
+    F = (int)rnd_int(0, QUILL_QNORM_Z_BITS + G);
+    E = rnd() % 2 ? rnd_int(0, 1000) : (int64_t)(rnd() % QUILL_QNORM_MAX_EPS);
+    for (int64_t i = 0; i < 2 * N; i++)
+      gv[i] = (int32_t)(uint32_t)rnd();
+  }
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)B, (long long)M,
+       (long long)(K ? K : N));
+  qtype16(g, xk, sx, zx);
+  emit(g, ">) -> tensor<%lldx%lldx%lldx", (long long)B, (long long)M,
+       (long long)N);
+  qtype16(g, yk, sy, zy);
+  emit(g, "> {\n");
+  if (K) {
+    emit(g, "  %%i = constant {value = dense<[");
+    for (int64_t i = 0; i < N; i++)
+      emit(g, "%s%lld", i ? ", " : "", (long long)rnd_int(0, K - 1));
+    emit(g, "]> : tensor<%lldxi64>} : tensor<%lldxi64>\n", (long long)N,
+         (long long)N);
+    emit(g, "  %%v = gather %%x, %%i {axis = 2} : tensor<%lldx%lldx%lldx",
+         (long long)B, (long long)M, (long long)N);
+    qtype16(g, xk, sx, zx);
+    emit(g, ">\n");
+  }
+  for (int k = 0; k < 2; k++) {
+    emit(g, "  %%%c = constant {value = dense<", k ? 'b' : 'g');
+    hex_bytes(g, (const uint8_t *)(gv + k * N), (size_t)N * 4);
+    emit(g, "> : tensor<%lldxi32>} : tensor<%lldxi32>\n", (long long)N,
+         (long long)N);
+  }
+  emit(g, "  %%y = qlayer_norm %s, %%g, %%b {axis = -1, epsilon_q = %lld, "
+          "shift = %d, bias_shift = %d} : tensor<%lldx%lldx%lldx",
+       K ? "%v" : "%x", (long long)E, G, F, (long long)B, (long long)M,
+       (long long)N);
+  qtype16(g, yk, sy, zy);
+  emit(g, ">\n  return %%y\n}\n");
+  free(gv);
+  free(gam);
+}
+
 /* qadd / qmul in the float form: random shapes with numpy broadcasting of
  * b, u8/i8 operands and result with any zero points and scales, every
  * rounding, sometimes an activation clamp. */
@@ -1006,6 +1089,8 @@ int main(int argc, char **argv) {
         gen_qbin(&g);
       else if (op == 3)
         gen_qmatmul_act(&g);
+      else if (op == 4 && rnd() % 3 == 0)
+        gen_qlnorm(&g);
       else if (op == 4)
         gen_qnorm(&g);
       else if (op == 5)

@@ -5,7 +5,9 @@
  * maxpool / pad / resize / concat (targets/reference/kernels_qelementwise.c,
  * kernels_quant.c, kernels_pool.c, kernels_shape.c, kernels_resize.c), and
  * the shared parameter arithmetic of ir/quant.c (quill_qadd_params_compute,
- * quill_div_round, quill_product_multiplier).
+ * quill_div_round, quill_product_multiplier), and qlayer_norm's integer
+ * steps (ir/qnorm.h: the square root, a row's m and s, one element, the
+ * kernel on a hand-checked row).
  *
  * Hand-checked values cover every rounding policy on exact ties (positive
  * and negative), saturation at both ends, act_min/act_max, broadcasting and
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/qnorm.h"
 #include "ir/quant.h"
 #include "targets/reference/ref.h"
 #include "test/unit/check.h"
@@ -814,8 +817,54 @@ static void test_qpool_random(void) {
   }
 }
 
+/* qlayer_norm (ir/qnorm.h). The row (x - zx) = (1, -1): S = 0, Q = 2,
+ * V = 2*2 - 0 + 0 = 4, b = 3, k = 29, W = 2^60, R = 2^30, m = 2^31,
+ * s = 8; d = +-2, z = (+-2 * 2^31 + 2^7) >> 8 = +-2^24 (1.0 in Q24);
+ * g = 10, b = 3 with shift 0, bias_shift 0: y = zy + 13 and zy - 7. */
+static void test_qlayer_norm(void) {
+  static const uint64_t ws[] = {0, 1, 2, 3, 4, 8, 9, 15, 16, 99, 100,
+                                (UINT64_C(1) << 62) - 1, UINT64_C(1) << 62,
+                                UINT64_C(1) << 60, UINT64_MAX,
+                                UINT64_C(4611686014132420609), /* (2^31-1)^2 */
+                                UINT64_C(4611686014132420608)};
+  for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+    unsigned __int128 w = ws[i], r = quill_isqrt_u64(ws[i]);
+    CHECK(r * r <= w && (r + 1) * (r + 1) > w);
+  }
+  for (uint64_t r = 1; r < 3000000000u; r = r * 3 + 7) { /* squares +- 1 */
+    CHECK(quill_isqrt_u64(r * r) == r);
+    CHECK(quill_isqrt_u64(r * r - 1) == r - 1);
+    CHECK(quill_isqrt_u64(r * r + 1) == r);
+  }
+  int64_t m;
+  int s;
+  quill_qnorm_row(4, &m, &s);
+  CHECK(m == INT64_C(1) << 31 && s == 8);
+  quill_qnorm_row(0, &m, &s);
+  CHECK(m == 0 && s == 37);
+  quill_qnorm_row(INT64_C(1) << 60, &m, &s); /* b = 61: k = 0 */
+  CHECK(m == INT64_C(1) << 31 && s == 37);
+  quill_qnorm_row(1, &m, &s); /* b = 1: k = 30, R = 2^30 */
+  CHECK(m == INT64_C(1) << 31 && s == 7);
+  CHECK(quill_qnorm_elem(2, INT64_C(1) << 31, 8, 10, 3, 0, 0, 5, -128, 127) ==
+        18);
+  CHECK(quill_qnorm_elem(-2, INT64_C(1) << 31, 8, 10, 3, 0, 0, 5, -128,
+                         127) == -2);
+  CHECK(quill_qnorm_elem(2, INT64_C(1) << 31, 8, 1000, 0, 0, 0, 5, -128,
+                         127) == 127); /* saturates */
+  /* the kernel: two rows, (1, -1) with g = (10, -20) and b = 0, and a
+   * constant row (V = 0: z = 0, the output is zy + beta = 5) */
+  EXPECT2("func @f(%x: tensor<2x2x!quant.uniform<i8:f32, 0.1:4>>, %g: "
+          "tensor<2xi32>, %b: tensor<2xi32>) -> "
+          "tensor<2x2x!quant.uniform<i8:f32, 0.2:5>> {\n"
+          "  %y = qlayer_norm %x, %g, %b {shift = 0, bias_shift = 0} : "
+          "tensor<2x2x!quant.uniform<i8:f32, 0.2:5>>\n  return %y\n}\n",
+          V(5, 3, -7, -7), V(10, -20), V(15, 25, 5, 5));
+}
+
 int main(void) {
   test_params();
+  test_qlayer_norm();
   test_qadd_hand();
   test_qmul_hand();
   test_qbinary_random();
