@@ -142,12 +142,29 @@ static void describe(const quill_sensitivity *s, const char *user,
     quill_strbuf_putc(ovr, ']');
 }
 
-/* Measure the model with the current choices into s->sqnr_chosen, and
- * remember its backend. */
+/* Choices: the k worst ops raised, int16 where allowed except the first
+ * f int16-able ones (in rank order), which are float like the others. */
+static void choose(quill_sensitivity *s, size_t k, size_t f) {
+  size_t seen = 0;
+  for (size_t i = 0; i < s->nops; i++) {
+    quill_sensitivity_op *op = &s->ops[i];
+    if (i >= k)
+      op->choice = QUILL_PRECISION_INT8;
+    else if (!op->int16_ok || seen++ < f)
+      op->choice = QUILL_PRECISION_FLOAT;
+    else
+      op->choice = QUILL_PRECISION_INT16;
+  }
+  s->nchosen = k;
+}
+
+/* The backend of the current choices into s->backend, and (db non-NULL)
+ * the model's SQNR with them. */
 static quill_status measure_choice(quill_sensitivity *s, const quill_module *m,
                                    const quill_quantize_options *o,
                                    quill_calib_dataset *calib,
-                                   quill_strbuf *keep, quill_strbuf *ovr) {
+                                   quill_strbuf *keep, quill_strbuf *ovr,
+                                   double *db) {
   describe(s, o->keep_float, keep, ovr);
   if (quill_strbuf_failed(keep) || quill_strbuf_failed(ovr))
     return QUILL_ERR_NOMEM;
@@ -156,10 +173,55 @@ static quill_status measure_choice(quill_sensitivity *s, const quill_module *m,
                     : o->backend;
   if (!s->backend)
     return QUILL_ERR_INVALID;
-  quill_status st = measure(s->ctx, m, o, s->backend, quill_strbuf_str(keep),
-                            calib, &s->sqnr_chosen);
-  s->met = !st && s->sqnr_chosen >= s->target;
+  return db ? measure(s->ctx, m, o, s->backend, quill_strbuf_str(keep), calib,
+                      db)
+            : QUILL_OK;
+}
+
+typedef struct search {
+  quill_sensitivity *s;
+  const quill_module *m;
+  const quill_quantize_options *o;
+  quill_calib_dataset *calib;
+  quill_strbuf *keep, *ovr;
+  void (*progress)(void *ud, size_t done, size_t total);
+  void *ud;
+  size_t done, total;
+} search;
+
+/* The SQNR with choose(k, f). */
+static quill_status try_choice(search *x, size_t k, size_t f, double *db) {
+  choose(x->s, k, f);
+  quill_status st =
+      measure_choice(x->s, x->m, x->o, x->calib, x->keep, x->ovr, db);
+  if (x->progress)
+    x->progress(x->ud, ++x->done, x->total);
   return st;
+}
+
+/* The smallest v in (lo, hi] whose choice meets the target, given that hi
+ * meets it (its SQNR *db_hi) and lo does not: a bisection, the SQNR taken
+ * to grow with v (more ops raised). `k_of_v` true: v is k (f = f0), else v
+ * is f (k = k0). Leaves *v_out and its SQNR in *db_out. */
+static quill_status bisect(search *x, bool k_of_v, size_t k0, size_t f0,
+                           size_t lo, size_t hi, double db_hi, size_t *v_out,
+                           double *db_out) {
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    double db;
+    quill_status st = try_choice(x, k_of_v ? mid : k0, k_of_v ? f0 : mid, &db);
+    if (st)
+      return st;
+    if (db >= x->s->target) {
+      hi = mid;
+      db_hi = db;
+    } else {
+      lo = mid;
+    }
+  }
+  *v_out = hi;
+  *db_out = db_hi;
+  return QUILL_OK;
 }
 
 static int by_sqnr(const void *a, const void *b) {
@@ -216,7 +278,7 @@ quill_status quill_sensitivity_run(quill_context *ctx, const quill_module *m,
           QUILL_PRECISION_INT8};
   }
   quill_quant_report_destroy(r);
-  size_t total = s->nops + (s->has_target ? s->nops : 0), done = 0;
+  size_t total = s->nops + (s->has_target ? 2 : 0), done = 0;
   quill_strbuf keep, ovr;
   quill_strbuf_init(&keep, ctx);
   quill_strbuf_init(&ovr, ctx);
@@ -239,25 +301,38 @@ quill_status quill_sensitivity_run(quill_context *ctx, const quill_module *m,
   if (!st)
     qsort(s->ops, s->nops, sizeof *s->ops, by_sqnr);
   /* the fewest worst-ranked ops raised (int16 where allowed, else float)
-   * that reach the target; then int16 -> float in rank order */
+   * that reach the target; if all of them do not, the fewest int16 ones
+   * made float in rank order (both by bisection: ~log2 n measurements) */
   s->sqnr_chosen = s->sqnr_all;
   s->met = !s->has_target || s->sqnr_all >= target_db;
-  for (size_t k = 0; !st && !s->met && k < s->nops; k++) {
-    s->ops[k].choice = s->ops[k].int16_ok ? QUILL_PRECISION_INT16
-                                          : QUILL_PRECISION_FLOAT;
-    s->nchosen = k + 1;
-    st = measure_choice(s, m, o, calib, &keep, &ovr);
-    if (progress)
-      progress(ud, ++done, total);
+  size_t n16 = 0;
+  for (size_t k = 0; k < s->nops; k++)
+    n16 += s->ops[k].int16_ok;
+  search x = {s, m, o, calib, &keep, &ovr, progress, ud, done, 0};
+  for (size_t v = s->nops; v > 1; v = (v + 1) / 2)
+    x.total++;
+  x.total = done + 2 * (x.total + 1);
+  double db_all = 0.0, db = 0.0;
+  size_t v = 0;
+  if (!st && !s->met && s->nops)
+    st = try_choice(&x, s->nops, 0, &db_all);
+  if (!st && !s->met && s->nops && db_all >= target_db) {
+    st = bisect(&x, true, 0, 0, 0, s->nops, db_all, &v, &db);
+    choose(s, v, 0);
+    s->met = true;
+    s->sqnr_chosen = db;
+  } else if (!st && !s->met && s->nops && n16 &&
+             !(st = try_choice(&x, s->nops, n16, &db)) && db >= target_db) {
+    st = bisect(&x, false, s->nops, 0, 0, n16, db, &v, &db);
+    choose(s, s->nops, v);
+    s->met = true;
+    s->sqnr_chosen = db;
+  } else if (!st && !s->met && s->nops) { /* not met: all raised, float */
+    choose(s, s->nops, n16);
+    s->sqnr_chosen = n16 ? db : db_all;
   }
-  for (size_t k = 0; !st && !s->met && k < s->nops; k++) {
-    if (s->ops[k].choice != QUILL_PRECISION_INT16)
-      continue;
-    s->ops[k].choice = QUILL_PRECISION_FLOAT;
-    st = measure_choice(s, m, o, calib, &keep, &ovr);
-    if (progress)
-      progress(ud, ++done, total);
-  }
+  if (!st && s->nchosen)
+    st = measure_choice(s, m, o, calib, &keep, &ovr, NULL);
   if (!st) {
     describe(s, o->keep_float, &keep, &ovr);
     s->keep_float = quill_strdup(ctx, quill_strbuf_str(&keep));
