@@ -23,7 +23,8 @@
  * 16-bit activations only symmetric, with i8 weights (TFLite's 16x8
  * spec), and only on ops with a 16x8 kernel, the quantize_ops of the
  * shipped tflite-int16x8 config, which is the list the TFLite writer and
- * targets.tflite-runtime check. An op with fixed output params (sigmoid,
+ * targets.tflite-runtime check (those it runs with shared params, as
+ * global_avgpool, only if this backend shares them too). An op with fixed output params (sigmoid,
  * softmax, ...) keeps the backend's activation scheme: its fixed params
  * are written for it.
  *
@@ -81,7 +82,10 @@ static void tflite_i16_ops(vstate *vs, quill_backend *b) {
       vs->nomem = true;
       return;
     }
-    memcpy(b->i16_ok, x->quantize, sizeof b->i16_ok);
+    /* an op tflite-int16x8 runs with shared params (global_avgpool: TFLite's
+     * int16 MEAN rounds otherwise) needs them here too */
+    for (unsigned c = 0; c < QUILL_OP_COUNT; c++)
+      b->i16_ok[c] = x->quantize[c] && (!x->shared[c] || b->shared[c]);
     quill_backend_free_impl(vs->ctx, x);
   }
 }
@@ -122,9 +126,11 @@ static void check_runnable(vstate *vs, const kpath *p, quill_backend *b,
                       mn);
     else if (o->has_act && o->act.storage == QUILL_TYPE_I16 &&
              !b->i16_ok[c])
-      quill_bkv_error(vs, &ap, "'%s' has no 16-bit kernel in TFLite (16x8 "
-                               "ops: the quantize_ops of tflite-int16x8): "
-                               "keep it int8, or keep it float",
+      quill_bkv_error(vs, &ap, "'%s' has no 16-bit kernel in TFLite as this "
+                               "backend quantizes it (16x8 ops: the "
+                               "quantize_ops of tflite-int16x8, with its "
+                               "shared_params_ops): keep it int8, or keep it "
+                               "float",
                       mn);
   }
 }

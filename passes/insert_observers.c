@@ -423,9 +423,10 @@ static quill_status check_i16(obs_run *r, const quill_op *op) {
   return quill_error(r->ctx, quill_op_loc(op),
                      "insert-observers: overrides[%d] of backend '%s' gives "
                      "'%s' (%s) 16-bit activations, but TFLite has no 16x8 "
-                     "kernel for %s (16x8 ops: the quantize_ops of "
-                     "tflite-int16x8): narrow the override's match, or keep "
-                     "the op float",
+                     "kernel for %s as the backend quantizes it (16x8 ops: "
+                     "the quantize_ops of tflite-int16x8, with its "
+                     "shared_params_ops): narrow the override's match, or "
+                     "keep the op float",
                      q.override, quill_backend_name(r->b), quill_op_name(op),
                      quill_opcode_name(quill_op_opcode(op)),
                      quill_opcode_name(quill_op_opcode(op)));
