@@ -246,6 +246,10 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     quill_cli_usage_error(&c, "no model given (see 'quill quantize --help')");
   else if (!a->print_pipeline && !a->calib)
     quill_cli_usage_error(&c, "no calibration data given (--calib PATH)");
+  else if (a->noverrides && a->print_pipeline)
+    quill_cli_usage_error(&c, "--print-pipeline cannot spell --override (the "
+                              "derived config lives in memory): put the "
+                              "overrides into a config file's `overrides`");
   else if (a->target_sqnr > -INFINITY && !a->sensitivity)
     quill_cli_usage_error(&c, "--target-sqnr needs --sensitivity");
   else if (a->nshapes && a->model && quill_tool_is_qir(a->model))
