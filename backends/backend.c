@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ir/readfile.h"
 #include "backends/backend_impl.h"
 
@@ -163,6 +165,55 @@ const quill_backend *quill_backend_parse(quill_context *ctx, const char *text,
                                          size_t len, const char *file) {
   quill_backend *b = quill_backend_load_json(ctx, text, len, file);
   return b ? cache_add(ctx, NULL, b) : NULL;
+}
+
+/* The base config's JSON with `overrides` (a JSON array text) appended to
+ * its own, as a new config cached under "BASE+N". */
+const char *quill_backend_derive(quill_context *ctx, const char *base,
+                                 const char *overrides) {
+  const quill_backend *b = quill_backend_get(ctx, base);
+  if (!b)
+    return NULL;
+  json_error_t jerr;
+  json_t *root = json_loadb(b->text, b->text_len, 0, &jerr);
+  json_t *add = json_loads(overrides, 0, &jerr);
+  if (!add || !json_is_array(add)) {
+    quill_error(ctx, quill_loc_unknown(),
+                "overrides for backend '%s': %s (expected a JSON array of "
+                "override objects)",
+                base, add ? "not an array" : jerr.text);
+    json_decref(root);
+    json_decref(add);
+    return NULL;
+  }
+  json_t *own = root ? json_object_get(root, "overrides") : NULL;
+  if (root && !own && json_object_set(root, "overrides", json_array()) == 0)
+    own = json_object_get(root, "overrides");
+  char *text = own && json_array_extend(own, add) == 0
+                   ? json_dumps(root, JSON_COMPACT)
+                   : NULL;
+  json_decref(root);
+  json_decref(add);
+  if (!text) {
+    quill_error(ctx, quill_loc_unknown(), "out of memory deriving backend "
+                                          "'%s'",
+                base);
+    return NULL;
+  }
+  backend_cache *c = get_cache(ctx);
+  quill_strbuf key;
+  quill_strbuf_init(&key, ctx);
+  quill_strbuf_printf(&key, "%s+%zu", base, c ? c->n : 0);
+  quill_backend *d = quill_backend_load_json(ctx, text, strlen(text),
+                                             b->file);
+  free(text);
+  const quill_backend *r =
+      d && c ? cache_add(ctx, quill_strbuf_str(&key), d) : NULL;
+  quill_strbuf_free(&key);
+  if (!r)
+    return NULL;
+  c = get_cache(ctx);
+  return c->e[c->n - 1].key;
 }
 
 /* ---- queries ---------------------------------------------------------------
@@ -355,6 +406,23 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
   }
   fputs(any ? "\n" : " (none)\n", out);
   print_ops(out, "float_ops:", b->keep_float);
+  for (unsigned i = 0; i < b->num_overrides; i++) {
+    const quill_backend_override *o = &b->overrides[i];
+    fprintf(out, "  %-18s", i ? "" : "overrides:");
+    fputs(" match", out);
+    for (unsigned c = 0; c < QUILL_OP_COUNT; c++)
+      if (o->op[c])
+        fprintf(out, " %s", quill_opcode_name((quill_opcode)c));
+    if (o->name)
+      fprintf(out, " name '%s'", o->name);
+    if (o->keep_float)
+      fputs(": keep float", out);
+    fputc('\n', out);
+    if (o->has_act)
+      print_scheme(out, "    activation:", &o->act);
+    if (o->has_weight)
+      print_scheme(out, "    weight:", &o->weight);
+  }
   if (b->plugin_name) {
     fprintf(out, "  %-18s %s", "plugin:", b->plugin_name);
     if (quill_backend_plugin_pipeline(b))

@@ -146,6 +146,40 @@ const quill_fusion *quill_backend_fusion(const quill_backend *b, unsigned i);
 bool quill_backend_fuses(const quill_backend *b, quill_opcode producer,
                          quill_opcode consumer);
 
+/* ---- per-op overrides (config key `overrides`) ----------------------------- */
+
+/* How one op is quantized: the backend's schemes with every override that
+ * matches the op applied in order (later ones win, key by key). */
+typedef struct quill_op_quant {
+  const quill_quant_scheme *activation; /* its inputs and outputs */
+  const quill_quant_scheme *weight;
+  bool keep_float; /* an override keeps it float */
+  int override;    /* the last matching override's index, -1 if none */
+} quill_op_quant;
+
+/* The schemes of op (matched by opcode and by its location name or first
+ * result's value name against each override's glob). Says nothing about
+ * whether the backend quantizes the op at all (quill_backend_quantizes).
+ * The pointers live as long as the backend. */
+quill_op_quant quill_backend_op_quant(const quill_backend *b,
+                                      const quill_op *op);
+unsigned quill_backend_num_overrides(const quill_backend *b);
+/* True if the backend can run opc with 16-bit activations: every op for a
+ * non-TFLite backend; for `rounding: tflite`, the ops with a TFLite 16x8
+ * kernel (the quantize_ops of the shipped tflite-int16x8). */
+bool quill_backend_runs_i16(const quill_backend *b, quill_opcode opc);
+/* Same storage, range, symmetry, power-of-two rule and observer. */
+bool quill_quant_scheme_equal(const quill_quant_scheme *a,
+                              const quill_quant_scheme *c);
+
+/* A config derived from the config `base` (a name or path as for
+ * quill_backend_get) with the JSON array `overrides` appended to its own
+ * `overrides`, validated as a whole and cached in the context: returns the
+ * name to quill_backend_get it by (owned by the context), or NULL after
+ * diagnostics (an invalid override is located as overrides[i]). */
+const char *quill_backend_derive(quill_context *ctx, const char *base,
+                                 const char *overrides);
+
 /* Print the config in a human-readable summary (for `quill backends
  * NAME`). */
 void quill_backend_print(const quill_backend *b, FILE *out);

@@ -14,6 +14,15 @@
 
 #include "backends/backend.h"
 
+/* One `overrides` entry, its partial schemes merged onto the backend's. */
+typedef struct quill_backend_override {
+  bool op[QUILL_OP_COUNT]; /* match.op (all false: any op) */
+  bool any_op;
+  char *name; /* match.name, a glob; owned; NULL: any name */
+  bool has_act, has_weight, keep_float;
+  quill_quant_scheme act, weight;
+} quill_backend_override;
+
 struct quill_backend {
   char *name;        /* owned (quill_strdup) */
   char *description; /* owned, "" if absent */
@@ -34,6 +43,11 @@ struct quill_backend {
   unsigned num_fusions, fusions_cap;
   char *plugin_name;     /* `plugin.name`, owned; NULL without `plugin` */
   char *plugin_pipeline; /* `plugin.pipeline`, owned; NULL or "" if none */
+  quill_backend_override *overrides; /* owned array, num_overrides */
+  unsigned num_overrides;
+  bool i16_ok[QUILL_OP_COUNT]; /* ops the backend can run with i16 inputs */
+  char *text;      /* the JSON text (quill_backend_derive); owned */
+  size_t text_len; /* without the NUL */
 };
 
 /* Parse and validate JSON text into a new backend (validate.c). Emits every

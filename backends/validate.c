@@ -240,8 +240,8 @@ static const char *const *mnemonics(void) {
 }
 
 /* An op name; false (after reporting) if it is not a string naming an op. */
-static bool op_name(vstate *vs, const kpath *p, const json_t *j,
-                    quill_opcode *out) {
+bool quill_bkv_op_name(vstate *vs, const kpath *p, const json_t *j,
+                       quill_opcode *out) {
   if (!WANT_STRING(vs, p, j))
     return false;
   const char *s = json_string_value(j);
@@ -283,7 +283,7 @@ static void parse_op_list(vstate *vs, const kpath *root, json_t *obj,
   json_array_foreach(j, i, e) {
     kpath ep = {&p, NULL, i};
     quill_opcode opc;
-    if (!op_name(vs, &ep, e, &opc))
+    if (!quill_bkv_op_name(vs, &ep, e, &opc))
       continue;
     if (out->pos[opc] >= 0)
       quill_bkv_error(vs, &ep, "'%s' is listed twice (first at %s[%ld])",
@@ -355,7 +355,7 @@ static void parse_fusions(vstate *vs, const kpath *root, json_t *obj,
     json_array_foreach(fj, k, e) {
       kpath ep = {&fp, NULL, k};
       quill_opcode opc;
-      if (!op_name(vs, &ep, e, &opc))
+      if (!quill_bkv_op_name(vs, &ep, e, &opc))
         names_ok = false;
       else if (k < QUILL_BACKEND_MAX_FUSION_LEN)
         f.ops[k] = opc;
@@ -667,6 +667,7 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
     b->shared[o] = shared.pos[o] >= 0;
     b->keep_float[o] = floats.pos[o] >= 0;
   }
+  quill_bkv_parse_overrides(vs, root, b);
   if (!b->quantize_outputs) {
     bool any_shared = false, any_fixed = false;
     for (unsigned o = 0; o < QUILL_OP_COUNT; o++) {
@@ -705,6 +706,13 @@ quill_backend *quill_backend_load_json(quill_context *ctx, const char *text,
     return NULL;
   }
   b->file = dup_or_nomem(&vs, file);
+  if ((b->text = quill_alloc(ctx, len + 1))) { /* for quill_backend_derive */
+    memcpy(b->text, text, len);
+    b->text[len] = '\0';
+    b->text_len = len;
+  } else {
+    vs.nomem = true;
+  }
   if (!json_is_object(root))
     quill_bkv_error(&vs, NULL, "a backend config must be a JSON object, got %s",
                     quill_bkv_json_kind(root));
@@ -728,6 +736,8 @@ void quill_backend_free_impl(quill_context *ctx, quill_backend *b) {
   quill_string_free(ctx, b->file);
   quill_string_free(ctx, b->plugin_name);
   quill_string_free(ctx, b->plugin_pipeline);
+  quill_bkv_free_overrides(ctx, b);
+  quill_free(ctx, b->text, b->text_len + 1);
   quill_free(ctx, b->fusions, b->fusions_cap * sizeof *b->fusions);
   quill_free(ctx, b, sizeof *b);
 }

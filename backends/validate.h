@@ -58,6 +58,8 @@ typedef enum quill_bkey_section {
   QUILL_BKS_BIAS,
   QUILL_BKS_FIXED,
   QUILL_BKS_PLUGIN,
+  QUILL_BKS_OVERRIDE,
+  QUILL_BKS_MATCH,
 } quill_bkey_section;
 
 /* One row of backends/config_keys.def. */
@@ -86,5 +88,12 @@ int quill_bkv_choice(vstate *vs, const kpath *p, const json_t *j,
  * fully valid. */
 bool quill_bkv_parse_scheme(vstate *vs, const kpath *p, json_t *j,
                             bool is_weight, quill_quant_scheme *s);
+
+/* An op name (a string naming an op); false after reporting otherwise. */
+bool quill_bkv_op_name(vstate *vs, const kpath *p, const json_t *j,
+                       quill_opcode *out);
+/* `overrides` (backends/override.c): run after the op lists are in b. */
+void quill_bkv_parse_overrides(vstate *vs, json_t *root, quill_backend *b);
+void quill_bkv_free_overrides(quill_context *ctx, quill_backend *b);
 
 #endif /* QUILL_BACKENDS_VALIDATE_H */

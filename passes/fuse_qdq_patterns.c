@@ -20,7 +20,9 @@
  *                Q(global_avgpool(DQ x))             global_avgpool x (a
  *                                                    requantizing mean)
  *   concat       Q(concat(DQ x1, .., DQ xn))         concat(requantize xi)
- *   requantize   Q(DQ x)                             requantize x (or x)
+ *   requantize   Q(DQ x)                             requantize x (or x;
+ *                                                    with tflite rounding
+ *                                                    not 8 -> 16 bits)
  *   float-output conv2d/gemm/matmul(DQ x, DQ w)      qconv2d/qmatmul -> i32,
  *                whose result is not quantized       scast, dequantize
  *
@@ -1012,6 +1014,15 @@ static quill_match_result match_requantize(const quill_pattern *p,
     state(p)->fused[QUILL_OP_QUANTIZE]++;
     return QUILL_MATCH_SUCCESS;
   }
+  /* TFLite's QUANTIZE requantizes int16 -> int8 but not int8 -> int16
+   * (quantize.cc, 2.14): with its numerics the mixed-precision boundary
+   * stays DEQUANTIZE + QUANTIZE through float, which TFLite runs */
+  if (quill_fqdq_rounding(f, q) == QUILL_ROUND_TFLITE &&
+      quill_type_bit_width(quill_fqdq_qelem(x)) == 8 &&
+      quill_type_bit_width(quill_fqdq_qelem(y)) == 16)
+    return quill_rewriter_fail(rw, q, "TFLite has no int8 -> int16 "
+                                      "requantization: kept as dequantize "
+                                      "+ quantize");
   quill_fqdq_attrs rq;
   quill_fqdq_attrs_init(&rq, quill_rewriter_context(rw));
   const char *why = NULL;

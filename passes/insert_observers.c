@@ -36,6 +36,20 @@
  *             fixed_params ops) and *every* use of the result is rewired
  *             to it: a quantized op cannot produce the float value.
  *
+ * Mixed precision: the schemes are the op's own (quill_backend_op_quant:
+ * the config's `overrides` applied; an override may also keep it float).
+ * An input already observed with another scheme than the consumer's (an
+ * int8 producer's output read by an int16 op, or back) gets a second
+ * fake_quant with the consumer's scheme on the observed value, which
+ * `quantize` turns into quantize(dequantize) and fuse-qdq into one
+ * requantize (TFLite QUANTIZE int8 <-> int16):
+ *
+ *   %a = fake_quant %y {dtype = i8, ..}     (the producer's output)
+ *   %b = fake_quant %a {dtype = i16, ..}    (the i16 consumer's input)
+ *
+ * An override giving 16-bit activations to an op the backend cannot run
+ * so (a TFLite backend: no 16x8 kernel) is an error naming the op.
+ *
  * Fused ops (an `activation` attribute from fuse-activation) are one op
  * here, observed once after the activation. The pass is idempotent: a
  * second run finds every value observed and adds nothing. Statistic:
@@ -92,7 +106,12 @@ static bool is_quantized(const obs_run *r, const quill_op *op) {
   return quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
          quill_op_num_results(op) > 0 &&
          is_float_tensor(quill_value_type(quill_op_result(op, 0))) &&
-         !kept_float(r, op);
+         !kept_float(r, op) && !quill_backend_op_quant(r->b, op).keep_float;
+}
+
+static const quill_quant_scheme *act_scheme(const obs_run *r,
+                                            const quill_op *op) {
+  return quill_backend_op_quant(r->b, op).activation;
 }
 
 static bool is_constant(const quill_value *v) {
@@ -126,7 +145,7 @@ static operand_role role_of(const quill_op *op, unsigned i) {
 
 /* The per-channel axis of op's weight (-1: per tensor). */
 static int64_t weight_axis(const obs_run *r, const quill_op *op) {
-  if (!quill_backend_weight(r->b)->per_channel)
+  if (!quill_backend_op_quant(r->b, op).weight->per_channel)
     return -1;
   switch (quill_op_opcode(op)) {
   case QUILL_OP_CONV2D:
@@ -155,31 +174,42 @@ static bool fq_is_weight(const quill_op *fq) {
          strcmp(quill_attr_string_value(a, NULL), "weight") == 0;
 }
 
-/* Whether v already carries quantization params: a fake_quant result, or
- * (through a chain of them) the output of a quantized shared_params op
- * whose first input is observed. */
-static bool observed(const obs_run *r, const quill_value *v) {
+/* The fake_quant that gives v its quantization params: v's producer, or
+ * (through a chain of them) the one on the first input of the quantized
+ * shared_params op producing v; NULL if v is not observed. */
+static quill_op *observer_of(const obs_run *r, const quill_value *v) {
   for (;;) {
     quill_op *d = quill_value_def(v);
     if (!d)
-      return false;
+      return NULL;
     if (is_fake_quant(d))
-      return true;
+      return d;
     if (!quill_backend_quantizes_outputs(r->b) ||
         !quill_backend_shares_params(r->b, quill_op_opcode(d)) ||
         !is_quantized(r, d) || quill_op_num_operands(d) == 0)
-      return false;
+      return NULL;
     v = quill_op_operand(d, 0);
   }
 }
 
-/* An existing fake_quant user of v with the given role (and, for weights,
- * axis), or NULL. */
+/* Whether fake_quant fq quantizes as scheme s (storage and range; the
+ * observer does not matter to a consumer). */
+static bool fq_has_scheme(const quill_op *fq, const quill_quant_scheme *s) {
+  const quill_attr *d = quill_op_attr(fq, "dtype");
+  quill_type *t = d ? quill_attr_type_value(d) : NULL;
+  return t && quill_type_kind_of(t) == s->storage &&
+         quill_op_attr_int(fq, "qmin", 0) == s->qmin &&
+         quill_op_attr_int(fq, "qmax", 0) == s->qmax;
+}
+
+/* An existing fake_quant user of v with the given role and scheme (and,
+ * for weights, axis), or NULL. */
 static quill_op *find_observer(const quill_value *v, bool weight,
-                               int64_t axis) {
+                               int64_t axis, const quill_quant_scheme *s) {
   for (quill_use *u = quill_value_first_use(v); u; u = quill_use_next(u)) {
     quill_op *user = quill_use_user(u);
-    if (!is_fake_quant(user) || fq_is_weight(user) != weight)
+    if (!is_fake_quant(user) || fq_is_weight(user) != weight ||
+        !fq_has_scheme(user, s))
       continue;
     if (weight && quill_op_attr_int(user, "axis", -1) != axis)
       continue;
@@ -265,15 +295,13 @@ static void place(obs_run *r, quill_value *v, quill_op *fq) {
  * location of v's producer (graph arguments: the argument's name; weights:
  * the op consuming the weight, `user`), so diagnostics about it name an op
  * of the model. */
-static quill_value *new_observer(obs_run *r, quill_value *v, bool weight,
+static quill_value *new_observer(obs_run *r, quill_value *v,
+                                 const quill_quant_scheme *s, bool weight,
                                  int64_t axis, quill_fixed_params fixed,
                                  const quill_op *user) {
   quill_context *ctx = r->ctx;
   attr_list l = {.n = 0, .nomem = false};
-  scheme_attrs(ctx, &l, weight ? "weight" : "activation",
-               weight ? quill_backend_weight(r->b)
-                      : quill_backend_activation(r->b),
-               axis, fixed);
+  scheme_attrs(ctx, &l, weight ? "weight" : "activation", s, axis, fixed);
   quill_op *d = quill_value_def(v);
   quill_loc loc = weight ? quill_op_loc(user)
                   : d    ? quill_op_loc(d)
@@ -301,14 +329,19 @@ static quill_value *new_observer(obs_run *r, quill_value *v, bool weight,
 
 /* ---- the walk ----------------------------------------------------------------- */
 
-/* Observe activation operand v (of some quantized op). */
-static quill_status observe_input(obs_run *r, quill_value *v) {
-  if (observed(r, v))
-    return QUILL_OK;
+/* Observe activation operand v of the quantized op `op` with op's scheme:
+ * unobserved v gets an observer; v observed with another scheme (a mixed
+ * precision boundary) gets a second one on it, for op and the other
+ * quantized users of v with op's scheme. */
+static quill_status observe_input(obs_run *r, quill_op *op, quill_value *v) {
+  const quill_quant_scheme *s = act_scheme(r, op);
+  quill_op *have = observer_of(r, v);
+  if (have && (fq_is_weight(have) || fq_has_scheme(have, s)))
+    return QUILL_OK; /* (a matmul's constant B, observed as its weight) */
   quill_fixed_params none = {false, 0.0, 0};
-  quill_op *fq = find_observer(v, false, -1);
+  quill_op *fq = find_observer(v, false, -1, s);
   quill_value *q = fq ? quill_op_result(fq, 0)
-                      : new_observer(r, v, false, -1, none, NULL);
+                      : new_observer(r, v, s, false, -1, none, NULL);
   if (!q)
     return QUILL_ERR_NOMEM;
   /* rewire every quantized user that reads v as an activation */
@@ -317,7 +350,8 @@ static quill_status observe_input(obs_run *r, quill_value *v) {
     quill_op *user = quill_use_user(u);
     unsigned i = quill_use_operand_index(u);
     if (user == quill_value_def(q) || !is_quantized(r, user) ||
-        role_of(user, i) != ROLE_ACT)
+        role_of(user, i) != ROLE_ACT ||
+        (user != op && !quill_quant_scheme_equal(act_scheme(r, user), s)))
       continue;
     quill_op_set_operand(user, i, q);
     r->changed = true;
@@ -330,10 +364,11 @@ static quill_status observe_weight(obs_run *r, quill_op *op, unsigned i) {
   if (is_fake_quant(quill_value_def(v)))
     return QUILL_OK;
   int64_t axis = weight_axis(r, op);
+  const quill_quant_scheme *s = quill_backend_op_quant(r->b, op).weight;
   quill_fixed_params none = {false, 0.0, 0};
-  quill_op *fq = find_observer(v, true, axis);
-  quill_value *q =
-      fq ? quill_op_result(fq, 0) : new_observer(r, v, true, axis, none, op);
+  quill_op *fq = find_observer(v, true, axis, s);
+  quill_value *q = fq ? quill_op_result(fq, 0)
+                      : new_observer(r, v, s, true, axis, none, op);
   if (!q)
     return QUILL_ERR_NOMEM;
   /* every quantized user taking v as a weight on the same axis shares it
@@ -343,9 +378,11 @@ static quill_status observe_weight(obs_run *r, quill_op *op, unsigned i) {
     quill_op *user = quill_use_user(u);
     unsigned k = quill_use_operand_index(u);
     if (user == quill_value_def(q) ||
-        (user != op && (!is_quantized(r, user) ||
-                        role_of(user, k) != ROLE_WEIGHT ||
-                        weight_axis(r, user) != axis)))
+        (user != op &&
+         (!is_quantized(r, user) || role_of(user, k) != ROLE_WEIGHT ||
+          weight_axis(r, user) != axis ||
+          !quill_quant_scheme_equal(quill_backend_op_quant(r->b, user).weight,
+                                    s))))
       continue;
     quill_op_set_operand(user, k, q);
     r->changed = true;
@@ -357,10 +394,11 @@ static quill_status observe_output(obs_run *r, quill_op *op, unsigned i) {
   quill_value *v = quill_op_result(op, i);
   if (!is_float_tensor(quill_value_type(v)))
     return QUILL_OK;
-  quill_op *fq = find_observer(v, false, -1);
+  const quill_quant_scheme *s = act_scheme(r, op);
+  quill_op *fq = find_observer(v, false, -1, s);
   quill_value *q =
       fq ? quill_op_result(fq, 0)
-         : new_observer(r, v, false, -1,
+         : new_observer(r, v, s, false, -1,
                         quill_backend_fixed_params(r->b, quill_op_opcode(op)),
                         NULL);
   if (!q)
@@ -376,12 +414,30 @@ static quill_status observe_output(obs_run *r, quill_op *op, unsigned i) {
   return QUILL_OK;
 }
 
+/* An override giving op 16-bit activations the backend cannot run. */
+static quill_status check_i16(obs_run *r, const quill_op *op) {
+  quill_op_quant q = quill_backend_op_quant(r->b, op);
+  if (q.activation->storage != QUILL_TYPE_I16 ||
+      quill_backend_runs_i16(r->b, quill_op_opcode(op)))
+    return QUILL_OK;
+  return quill_error(r->ctx, quill_op_loc(op),
+                     "insert-observers: overrides[%d] of backend '%s' gives "
+                     "'%s' (%s) 16-bit activations, but TFLite has no 16x8 "
+                     "kernel for %s as the backend quantizes it (16x8 ops: "
+                     "the quantize_ops of tflite-int16x8, with its "
+                     "shared_params_ops): narrow the override's match, or "
+                     "keep the op float",
+                     q.override, quill_backend_name(r->b), quill_op_name(op),
+                     quill_opcode_name(quill_op_opcode(op)),
+                     quill_opcode_name(quill_op_opcode(op)));
+}
+
 static quill_status observe_op(obs_run *r, quill_op *op) {
-  quill_status st = QUILL_OK;
+  quill_status st = check_i16(r, op);
   for (unsigned i = 0; !st && i < quill_op_num_operands(op); i++) {
     operand_role role = role_of(op, i);
     if (role == ROLE_ACT)
-      st = observe_input(r, quill_op_operand(op, i));
+      st = observe_input(r, op, quill_op_operand(op, i));
     else if (role == ROLE_WEIGHT)
       st = observe_weight(r, op, i);
   }
@@ -415,8 +471,11 @@ static quill_status observe_graph(obs_run *r, quill_graph *g) {
  * reference form a kept-float op between quantized ones looks quantized. */
 static quill_status mark_kept(obs_run *r, quill_graph *g) {
   QUILL_GRAPH_FOREACH(g, op) {
+    bool kept = kept_float(r, op) ||
+                (quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
+                 quill_backend_op_quant(r->b, op).keep_float);
     if (quill_op_has_flag(op, QUILL_OPF_CONSTANT) ||
-        quill_op_has_flag(op, QUILL_OPF_QUANT) || !kept_float(r, op) ||
+        quill_op_has_flag(op, QUILL_OPF_QUANT) || !kept ||
         quill_op_attr(op, "keep_float"))
       continue;
     quill_status st =

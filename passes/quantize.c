@@ -27,7 +27,9 @@
  *                  own min/max (insert-observers leaves constants
  *                  unobserved).
  *
- * keep-float=a,b names ops that stay float (as for insert-observers). Biases
+ * keep-float=a,b names ops that stay float (as for insert-observers), as
+ * do the ops a `keep_float` override of the backend matches; constant data
+ * takes the op's own activation scheme (the overrides applied). Biases
  * are quantized for conv2d, conv_transpose2d and gemm (alpha = beta = 1)
  * when the input is quantized per tensor and the weight's parameters give
  * one scale per output channel; otherwise the bias stays float. A weight
@@ -108,7 +110,8 @@ static bool is_quantized(const qrun *r, const quill_op *op) {
       !is_float_tensor(quill_value_type(quill_op_result(op, 0))))
     return false;
   return !name_kept(r, quill_op_loc(op).name) &&
-         !name_kept(r, quill_value_name(quill_op_result(op, 0)));
+         !name_kept(r, quill_value_name(quill_op_result(op, 0))) &&
+         !quill_backend_op_quant(r->b, op).keep_float;
 }
 
 /* A new op before `pos` (NULL on allocation failure). */
@@ -453,7 +456,7 @@ static quill_status rewrite_constant_data(qrun *r, quill_op *op) {
     any |= dequantized(quill_op_operand(op, i)) != NULL;
   if (!any)
     return QUILL_OK;
-  const quill_quant_scheme *s = quill_backend_activation(r->b);
+  const quill_quant_scheme *s = quill_backend_op_quant(r->b, op).activation;
   for (unsigned i = 0; i < quill_op_num_operands(op); i++) {
     quill_value *v = quill_op_operand(op, i);
     const quill_attr *a = quill_value_constant(v);

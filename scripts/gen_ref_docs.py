@@ -215,6 +215,14 @@ SECTIONS = [
     ("PLUGIN", "`plugin`",
      "The plugin that completes the backend (fusions into custom ops, "
      "custom op kinds, exporters: [guide-backend.md](guide-backend.md))."),
+    ("OVERRIDE", "`overrides` entries",
+     "`\"overrides\": [{\"match\": {\"op\": [\"conv2d\"], \"name\": "
+     "\"*/blocks.3/*\"}, \"activation\": {\"dtype\": \"i16\", "
+     "\"symmetric\": true}}]`: how the matching quantized ops are quantized "
+     "instead; where an int8 value meets an int16 consumer (or back) the "
+     "quantizer inserts the conversion (a requantize; TFLite QUANTIZE)."),
+    ("MATCH", "an override's `match`",
+     "Which quantized ops an override applies to."),
 ]
 
 

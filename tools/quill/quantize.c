@@ -11,7 +11,8 @@
  *                  [--export=NAME:FILE]... [--equalize[=relu6]]
  *                  [--bias-correction] [--no-equalize]
  *                  [--no-bias-correction] [--adaround-iters N]
- *                  [--sensitivity] [--target-sqnr DB]
+ *                  [--sensitivity[=float]] [--target-sqnr DB]
+ *                  [--override SPEC]...
  *
  * Flow:
  *
@@ -31,8 +32,14 @@
  *
  * --sensitivity (passes/sensitivity.h) ranks the ops by the output SQNR
  * each one costs quantized alone (on stderr) before quantizing; with
- * --target-sqnr DB it keeps the fewest worst-ranked ops float that bring
- * the model to DB, and quantizes with that keep-float list.
+ * --target-sqnr DB it raises the fewest worst-ranked ops that bring the
+ * model to DB, to int16 activations where the backend can run them so and
+ * else float (=float: float only), and quantizes that way.
+ *
+ * --override SPEC adds per-op overrides (the config key `overrides`) to the
+ * backend: a JSON override object or array, or GLOB=int16 / GLOB=float
+ * for the ops whose name matches GLOB. The driver derives the config
+ * (quill_backend_derive) and quantizes with it.
  *
  * The calibration path goes into the pipeline as calibrate{data=PATH} when
  * it can be written there (no blanks or braces); otherwise the driver loads
@@ -46,6 +53,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "ir/readfile.h"
 #include "targets/onnx/onnx_export.h"
 #include "passes/calib_data.h"
 #include "passes/plugin.h"
@@ -64,7 +72,9 @@ typedef struct quantize_args {
   unsigned nplugins;
   const char **exports; /* --export values, "NAME:FILE" */
   unsigned nexports;
-  bool print_pipeline, time, statistics, sensitivity;
+  const char **overrides; /* --override values */
+  unsigned noverrides;
+  bool print_pipeline, time, statistics, sensitivity, float_only;
   double target_sqnr; /* -inf: none */
   int form; /* FORM_* */
   int equalize, bias_correction; /* QUILL_ACCURACY_* */
@@ -113,11 +123,17 @@ static void print_help(FILE *out) {
       "  --pass-statistics        report pass statistics on stderr\n"
       "  --export NAME:FILE       also write FILE with the exporter NAME of a\n"
       "                           plugin (see 'quill export'); may be repeated\n"
-      "  --sensitivity            first rank the ops by the output SQNR each\n"
+      "  --sensitivity[=float]    first rank the ops by the output SQNR each\n"
       "                           costs quantized alone (on stderr)\n"
-      "  --target-sqnr DB         with --sensitivity: keep the fewest worst\n"
-      "                           ops float to reach DB (output SQNR vs the\n"
-      "                           float model on the calibration samples)\n"
+      "  --target-sqnr DB         with --sensitivity: raise the fewest worst\n"
+      "                           ops to reach DB (output SQNR vs the float\n"
+      "                           model on the calibration samples): to int16\n"
+      "                           activations where the backend can, else\n"
+      "                           float (=float: float only)\n"
+      "  --override SPEC          a per-op override of the backend (config\n"
+      "                           key `overrides`): a JSON object or array,\n"
+      "                           @FILE holding one, or GLOB=int16 /\n"
+      "                           GLOB=float on op names; may be repeated\n"
       "  -h, --help               show this help\n\n"
       "Exit codes: 0 success, 1 an error in the model, the config or the\n"
       "data, 2 bad usage.\n",
@@ -131,7 +147,8 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
   a->shapes = calloc((size_t)argc, sizeof *a->shapes);
   a->plugins = calloc((size_t)argc, sizeof *a->plugins);
   a->exports = calloc((size_t)argc, sizeof *a->exports);
-  if (!a->shapes || !a->plugins || !a->exports) {
+  a->overrides = calloc((size_t)argc, sizeof *a->overrides);
+  if (!a->shapes || !a->plugins || !a->exports || !a->overrides) {
     fputs("quill quantize: error: out of memory\n", stderr);
     return QUILL_EXIT_USAGE;
   }
@@ -144,6 +161,12 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
       return QUILL_EXIT_OK;
     } else if (quill_cli_flag(&c, "--sensitivity")) {
       a->sensitivity = true;
+    } else if (strcmp(s, "--sensitivity=float") == 0) {
+      a->sensitivity = a->float_only = true;
+      c.i++;
+    } else if (quill_cli_value(&c, "--override", &v)) {
+      if (v)
+        a->overrides[a->noverrides++] = v;
     } else if (quill_cli_value(&c, "--target-sqnr", &v)) {
       char *end = NULL;
       a->target_sqnr = v ? strtod(v, &end) : NAN;
@@ -223,6 +246,10 @@ static int parse_args(int argc, char **argv, quantize_args *a, bool *help) {
     quill_cli_usage_error(&c, "no model given (see 'quill quantize --help')");
   else if (!a->print_pipeline && !a->calib)
     quill_cli_usage_error(&c, "no calibration data given (--calib PATH)");
+  else if (a->noverrides && a->print_pipeline)
+    quill_cli_usage_error(&c, "--print-pipeline cannot spell --override (the "
+                              "derived config lives in memory): put the "
+                              "overrides into a config file's `overrides`");
   else if (a->target_sqnr > -INFINITY && !a->sensitivity)
     quill_cli_usage_error(&c, "--target-sqnr needs --sensitivity");
   else if (a->nshapes && a->model && quill_tool_is_qir(a->model))
@@ -281,6 +308,67 @@ static quill_status check_outputs(quill_context *ctx, const quantize_args *a) {
   return st;
 }
 
+/* The --override values as one JSON array of overrides into sb: JSON
+ * objects and arrays as given (@FILE: read from FILE), GLOB=int16|float
+ * as the override it stands for (GLOB a JSON string: quotes and
+ * backslashes escaped). */
+static quill_status overrides_json(quill_context *ctx, const quantize_args *a,
+                                   quill_strbuf *sb) {
+  quill_strbuf_puts(sb, "[");
+  for (unsigned i = 0; i < a->noverrides; i++) {
+    const char *v = a->overrides[i], *eq = strrchr(v, '=');
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    if (*v == '@') {
+      bool opened;
+      int err = quill_read_file(ctx, v + 1, QUILL_READ_TEXT, &text, &len,
+                                &cap, &opened);
+      if (err)
+        return quill_error(ctx, quill_loc_file(ctx, v + 1, 0, 0),
+                           "--override: cannot read: %s",
+                           quill_read_strerror(err, QUILL_READ_TEXT));
+      while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        text[--len] = '\0';
+      v = text;
+    }
+    if (i)
+      quill_strbuf_puts(sb, ", ");
+    if (*v == '{' || *v == '[') {
+      size_t n = strlen(v);
+      /* an array's entries go into ours */
+      if (*v == '[' && n >= 2 && v[n - 1] == ']')
+        quill_strbuf_printf(sb, "%.*s", (int)(n - 2), v + 1);
+      else
+        quill_strbuf_puts(sb, v);
+      quill_free(ctx, text, cap);
+      continue;
+    }
+    if (text) {
+      quill_free(ctx, text, cap);
+      return quill_error(ctx, quill_loc_file(ctx, a->overrides[i] + 1, 0, 0),
+                         "--override: expected a JSON override object or "
+                         "array");
+    }
+    bool i16 = eq && (!strcmp(eq + 1, "int16") || !strcmp(eq + 1, "i16"));
+    if (!eq || eq == v || (!i16 && strcmp(eq + 1, "float") != 0))
+      return quill_error(ctx, quill_loc_unknown(),
+                         "--override %s: expected a JSON override, or "
+                         "GLOB=int16 or GLOB=float",
+                         v);
+    quill_strbuf_puts(sb, "{\"match\": {\"name\": \"");
+    for (const char *p = v; p < eq; p++) {
+      if (*p == '"' || *p == '\\')
+        quill_strbuf_putc(sb, '\\');
+      quill_strbuf_putc(sb, *p);
+    }
+    quill_strbuf_puts(sb, i16 ? "\"}, \"activation\": {\"dtype\": \"i16\", "
+                                "\"symmetric\": true}}"
+                              : "\"}, \"keep_float\": true}");
+  }
+  quill_strbuf_puts(sb, "]");
+  return quill_strbuf_failed(sb) ? QUILL_ERR_NOMEM : QUILL_OK;
+}
+
 /* The sensitivity analysis' progress bar on stderr. */
 static void progress(void *ud, size_t done, size_t total) {
   (void)ud;
@@ -311,6 +399,17 @@ static int run(const quantize_args *a) {
   quill_status st = a->print_pipeline ? QUILL_OK : check_outputs(ctx, a);
   if (!st)
     st = quill_tool_load_plugins(ctx, a->plugins, a->nplugins);
+  if (!st && a->noverrides) { /* the backend with the --override entries */
+    quill_strbuf ov;
+    quill_strbuf_init(&ov, ctx);
+    st = overrides_json(ctx, a, &ov);
+    if (!st)
+      st = (qo.backend = quill_backend_derive(ctx, a->backend,
+                                              quill_strbuf_str(&ov)))
+               ? QUILL_OK
+               : QUILL_ERR_INVALID;
+    quill_strbuf_free(&ov);
+  }
   if (!st && a->print_pipeline) {
     char *pipeline = NULL;
     st = quill_quantize_pipeline(ctx, &qo, stages, &pipeline);
@@ -322,7 +421,7 @@ static int run(const quantize_args *a) {
   } else if (!st) {
     quill_module *m = NULL;
     quill_calib_dataset *ds = NULL;
-    st = quill_backend_get(ctx, a->backend) ? QUILL_OK : QUILL_ERR_INVALID;
+    st = quill_backend_get(ctx, qo.backend) ? QUILL_OK : QUILL_ERR_INVALID;
     if (!st) {
       quill_onnx_options opts;
       memset(&opts, 0, sizeof opts);
@@ -347,8 +446,8 @@ static int run(const quantize_args *a) {
     }
     quill_sensitivity *sens = NULL;
     if (!st && a->sensitivity) {
-      st = quill_sensitivity_run(ctx, m, &qo, ds, a->target_sqnr, progress,
-                                 NULL, &sens);
+      st = quill_sensitivity_run(ctx, m, &qo, ds, a->target_sqnr,
+                                 a->float_only, progress, NULL, &sens);
       fputc('\n', stderr);
       if (!st) {
         quill_strbuf sb;
@@ -358,6 +457,7 @@ static int run(const quantize_args *a) {
         quill_strbuf_free(&sb);
         const char *keep = quill_sensitivity_keep_float(sens);
         qo.keep_float = *keep ? keep : NULL;
+        qo.backend = quill_sensitivity_backend(sens);
       }
     }
     if (!st) {
@@ -396,5 +496,6 @@ int quill_cmd_quantize(int argc, char **argv) {
   free(a.shapes);
   free(a.plugins);
   free(a.exports);
+  free(a.overrides);
   return rc;
 }

@@ -15,7 +15,8 @@
 # 3. the bundled digits model: float, onnxruntime's QDQ quantization, and
 #    `quill compile --backend tflite-int8 --calib` (against the integer IR
 #    of `quill quantize`): the same comparison on the 360 test images;
-#    then int16x8: `--backend tflite-int16x8` on the first 90 images, and
+#    then int16x8: `--backend tflite-int16x8` on the first 90 images (and
+#    a mixed int8/int16 model, Inputs/mixed-i8-i16.json), and
 #    float single-op models of step 2 quantized with tflite-int16x8
 #    (Inputs/make_i16x8.py), compared as in step 2
 # 4. torchvision's ResNet-18 and MobileNetV2 (random weights, BatchNorm
@@ -89,6 +90,13 @@ check "$build/quill" compile "$src/examples/digits/model.onnx" --backend \
   tflite-int16x8 --calib "$src/examples/digits/calib" -o "$out/digits16/digits_i16x8.tflite"
 check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
   tflite-int16x8 --calib "$src/examples/digits/calib" -o "$out/digits16/digits_i16x8.qir"
+# mixed int8/int16 (backend overrides: the residual convs in 16x8, the
+# boundaries as QUANTIZE int16 -> int8 and DEQUANTIZE + QUANTIZE int8 ->
+# int16), the same images
+check "$build/quill" compile "$src/examples/digits/model.onnx" --backend \
+  "$here/Inputs/mixed-i8-i16.json" --calib "$src/examples/digits/calib" -o "$out/digits16/digits_mixed.tflite"
+check "$build/quill" quantize "$src/examples/digits/model.onnx" --backend \
+  "$here/Inputs/mixed-i8-i16.json" --calib "$src/examples/digits/calib" -o "$out/digits16/digits_mixed.qir"
 check "$PY" -c "import numpy as np, sys; d = '$src/examples/digits/'; o = '$out/digits16/'
 np.save(o + 'x.npy', np.load(d + 'test_x.npy')[:90]); np.save(o + 'y.npy', np.load(d + 'test_y.npy')[:90])"
 check "$PY" "$here/Inputs/tflite_check.py" dataset "$out/digits16" "$build/quill" \

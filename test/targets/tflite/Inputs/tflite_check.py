@@ -273,7 +273,8 @@ def cmd_dataset(args):
     print("runtime: %s" % runtime_name())
     with tempfile.TemporaryDirectory() as tmp:
         for name, bound in (("digits_f32", 1e-5), ("digits_qdq", 4),
-                            ("digits_int8", 0), ("digits_i16x8", 0)):
+                            ("digits_int8", 0), ("digits_i16x8", 0),
+                            ("digits_mixed", 0)):
             if not os.path.exists(os.path.join(args.dir, name + ".tflite")):
                 continue
             data = open(os.path.join(args.dir, name + ".tflite"), "rb").read()
