@@ -709,15 +709,24 @@ quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op) {
   if (quill_type_is_quant(quill_type_elem(xt))) {
     tx_check_act_i8(ex, op, quill_type_elem(xt), "input");
     tx_check_act_i8(ex, op, ye, "output");
-    double want_s = log ? 16.0 / 256 : 1.0 / 256;
-    int64_t want_z = log ? 127 : -128;
+    bool i16 = quill_type_kind_of(quill_type_quant_storage(ye)) ==
+               QUILL_TYPE_I16;
+    /* int16 SOFTMAX (TFLite's 16x8 kernel; the reference interpreter
+     * computes it, ir/tfl_int16.h): 1/32768, zero point 0 */
+    double want_s = log ? 16.0 / 256 : i16 ? 1.0 / 32768 : 1.0 / 256;
+    int64_t want_z = log ? 127 : i16 ? 0 : -128;
+    if (log && i16 && ex->errors == e0)
+      return tx_spec_error(ex, op, "activations are int8",
+                           "TFLite has no int16 LOG_SOFTMAX: keep the op "
+                           "float");
     if (ex->errors == e0 && (tx_scale_f32(quill_type_quant_scales(ye)[0]) !=
                             (float)want_s ||
                         quill_type_quant_zero_points(ye)[0] != want_z))
       tx_spec_error(ex, op, "fixed output quantization",
-                    "TFLite's int8 %s outputs scale %g, zero point %lld; the "
+                    "TFLite's %s %s outputs scale %g, zero point %lld; the "
                     "op's output has %.9g:%lld",
-                    log ? "LOG_SOFTMAX" : "SOFTMAX", want_s,
+                    i16 ? "int16" : "int8", log ? "LOG_SOFTMAX" : "SOFTMAX",
+                    want_s,
                     (long long)want_z, quill_type_quant_scales(ye)[0],
                     (long long)quill_type_quant_zero_points(ye)[0]);
     if (ex->errors != e0)

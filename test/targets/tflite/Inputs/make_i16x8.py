@@ -39,6 +39,12 @@ MODELS = [
     ("transpose", 0, "TRANSPOSE int16"),
     ("pad", 0, "PAD int16"),
     ("concat", 0, "QUANTIZE int16 -> int16 (requantize) + CONCATENATION int16"),
+    # ir/tfl_int16.c: TFLite's integer kernels, the same in its optimized
+    # builds for scales that are not powers of two (LOGISTIC/TANH take
+    # their reference path then; SOFTMAX has one int16 path)
+    ("logistic", 0, "LOGISTIC int16 (a lut of its table), output 1/32768"),
+    ("tanh", 0, "TANH int16 (a lut of its table), output 1/32768"),
+    ("softmax", 0, "SOFTMAX int16 over channels (NHWC last axis), output 1/32768"),
 ]
 
 
