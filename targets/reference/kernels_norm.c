@@ -341,7 +341,9 @@ const char *quill_ref_supports_softmax(const quill_op *op) {
   if (softmax_i16(op))
     return NULL;
   const char *why = quill_ref_supports_float(op);
-  return why && quill_op_opcode(op) == QUILL_OP_SOFTMAX
+  bool quant = quill_type_is_quant(
+      quill_type_elem(quill_value_type(quill_op_operand(op, 0))));
+  return why && quant && quill_op_opcode(op) == QUILL_OP_SOFTMAX
              ? "quantized element types other than TFLite's int16 form "
                "(i16, zero point 0, result at 1/32768)"
              : why;
