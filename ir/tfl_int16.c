@@ -13,6 +13,9 @@
  * same table. Both are elementwise over 65536 inputs, so callers take the
  * whole table (quill_tfl16_act_table) and use it as a `lut` op.
  *
+ * MEAN (requantizing, int16): the multiplier of s_x / s_y with 1/n folded
+ * in by an integer division of the mantissa (quill_tfl16_mean_multiplier).
+ *
  * SOFTMAX: per row, differences to the row maximum are rescaled to
  * [-65535, 0] ~ [-10, 0] (MultiplyByQuantizedMultiplier), looked up in a
  * 513-entry exp table with interpolation (128 inputs per segment), summed
@@ -147,6 +150,25 @@ bool quill_tfl16_act_table(int kind, double in_scale, int16_t *table) {
   for (int32_t x = -32768; x <= 32767; x++)
     table[x + 32768] = kind == QUILL_TFL16_TANH ? tanh16(x, mult, shift)
                                                 : logistic(x, mult, shift);
+  return true;
+}
+
+bool quill_tfl16_mean_multiplier(double s_x, double s_y, int64_t n,
+                                 int32_t *multiplier, int *shift) {
+  int32_t m;
+  int sh;
+  if (n < 1 ||
+      !quill_quantize_multiplier(quill_requant_multiplier(s_x, s_y), &m, &sh))
+    return false;
+  int k = 0;
+  while (k < 63 && (n >> (k + 1)) != 0)
+    k++; /* floor(log2 n) */
+  k = k < 32 ? k : 32;
+  k = k < 31 + sh ? k : 31 + sh;
+  if (k < 0)
+    return false;
+  *multiplier = (int32_t)(((int64_t)m << k) / n);
+  *shift = sh - k;
   return true;
 }
 

@@ -25,6 +25,15 @@ enum { QUILL_TFL16_LOGISTIC, QUILL_TFL16_TANH };
  * i16 storage, per tensor, zero points 0, ye at 1/32768. */
 bool quill_tfl16_types(const quill_type *xe, const quill_type *ye);
 
+/* TFLite's requantizing MEAN (int16 inputs; QuantizedMeanOrSum): the
+ * multiplier of s_x / s_y (QuantizeMultiplier of the f32 scales) with
+ * 1/n folded in as TFLite folds it, m' = (m << k) / n, shift' = shift - k,
+ * k = min(floor(log2 n), 32, 31 + shift). One MultiplyByQuantizedMultiplier
+ * of the int32 sum with (m', shift') is TFLite's result. False if s_x / s_y
+ * has no multiplier. */
+bool quill_tfl16_mean_multiplier(double s_x, double s_y, int64_t n,
+                                 int32_t *multiplier, int *shift);
+
 /* The table of TFLite's int16 LOGISTIC (kind QUILL_TFL16_LOGISTIC) or TANH
  * for an input of scale `in_scale` (zero point 0): table[x + 32768] is the
  * output of input x, for all 65536 inputs. False if TFLite refuses the

@@ -850,7 +850,26 @@ static quill_match_result match_passthrough(const quill_pattern *p,
     for (unsigned d = 2; d < quill_type_rank(xt); d++)
       n *= (double)quill_type_dim(xt, d);
     double real = quill_requant_multiplier(scale0(xe), scale0(ye)) / n;
-    ok = n >= 1 && quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
+    int32_t m16;
+    int s16;
+    if (f->fixed && r == QUILL_ROUND_TFLITE &&
+        quill_type_bit_width(quill_type_quant_storage(xe)) == 16) {
+      /* TFLite's int16 MEAN folds 1/n into the multiplier of s_x / s_y by
+       * an integer division (ir/tfl_int16.h), not by QuantizeMultiplier
+       * of s_x / (n s_y): one step apart on 9 of 512 ResNet-18 channels */
+      ok = quill_tfl16_mean_multiplier(scale0(xe), scale0(ye), (int64_t)n,
+                                       &m16, &s16);
+      int64_t mv = m16, sv = s16;
+      if (ok) {
+        quill_fqdq_attrs_set(&attrs, "multiplier",
+                             quill_attr_int_list(ctx, 1, &mv));
+        quill_fqdq_attrs_set(&attrs, "shift", quill_attr_int_list(ctx, 1, &sv));
+      } else {
+        why = "s_x / s_y has no fixed-point multiplier";
+      }
+    } else {
+      ok = n >= 1 && quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
+    }
   } else if (xe != ye)
     ok = requant_attrs(f, &rq, r, xe, ye, &why);
   quill_type *ft = quill_value_type(quill_op_result(op, 0));

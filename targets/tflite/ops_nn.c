@@ -21,6 +21,7 @@
 
 #include "ir/quant.h"
 #include "ir/shape.h"
+#include "ir/tfl_int16.h"
 #include "targets/tflite/export_impl.h"
 
 /* ---- shared helpers ------------------------------------------------------------- */
@@ -579,16 +580,27 @@ quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
        quill_type_quant_zero_points(xe)[0] !=
            quill_type_quant_zero_points(ye)[0])) {
     /* Rescaling average: TFLite's int8 MEAN over H and W. Its int16 MEAN
-     * divides otherwise: one step on 9 of 512 ResNet-18 channels (7x7
-     * planes) while 4x4 planes agreed; tflite-int16x8 shares the params
-     * instead (AVERAGE_POOL_2D, exact). */
+     * folds 1/n into the multiplier of s_x / s_y by an integer division;
+     * fuse-qdq gives 16-bit means under tflite rounding that multiplier
+     * (ir/tfl_int16.h), which must be the op's: one step apart on 9 of
+     * 512 ResNet-18 channels (7x7) otherwise. */
     unsigned e0 = ex->errors;
-    if (tx_is_16x8(xe))
-      return tx_error(ex, op, "a rescaling int16 average has no TFLite form "
-                              "equal to Quill's (TFLite's int16 MEAN rounds "
-                              "otherwise): give the output its input's "
-                              "params (global_avgpool in the backend's "
-                              "shared_params_ops, as tflite-int16x8)");
+    int32_t tm = 0;
+    int ts = 0;
+    int64_t om = 0, os = 0;
+    if (tx_is_16x8(xe) &&
+        (!quill_tfl16_mean_multiplier(quill_type_quant_scales(xe)[0],
+                                      quill_type_quant_scales(ye)[0],
+                                      xd[2] * xd[3], &tm, &ts) ||
+         quill_op_attr_ints(op, "multiplier", &om, 1) != 1 ||
+         quill_op_attr_ints(op, "shift", &os, 1) != 1 || om != tm ||
+         os != ts))
+      return tx_error(ex, op, "a rescaling int16 average is TFLite's int16 "
+                              "MEAN only with its multiplier (s_x / s_y with "
+                              "1/%lld folded in: %d, shift %d; quantize with "
+                              "tflite rounding and fixed point), or with the "
+                              "input's params (AVERAGE_POOL_2D)",
+                      (long long)(xd[2] * xd[3]), (int)tm, ts);
     tx_check_act_i8(ex, op, xe, "input");
     tx_check_act_i8(ex, op, ye, "output");
     tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
