@@ -109,6 +109,14 @@ static bool act_rescale(int kind, float s, int32_t *mult, int *shift) {
   return true;
 }
 
+bool quill_tfl16_act_pot(int kind, double in_scale) {
+  int lg;
+  if (!checked_log2((float)in_scale, &lg))
+    return false;
+  int ls = 12 + lg;
+  return ls == 0 || (kind == QUILL_TFL16_TANH && ls == 1);
+}
+
 static int16_t logistic(int32_t x, int32_t mult, int shift) {
   int32_t rnd = shift > 0 ? INT32_C(1) << (shift - 1) : 0;
   int32_t v = (x * mult + rnd) >> shift;

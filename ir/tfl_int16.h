@@ -25,6 +25,13 @@ enum { QUILL_TFL16_LOGISTIC, QUILL_TFL16_TANH };
  * i16 storage, per tensor, zero points 0, ye at 1/32768. */
 bool quill_tfl16_types(const quill_type *xe, const quill_type *ye);
 
+/* Whether TFLite takes its power-of-two path for this input scale
+ * (CheckedLog2 passes and the input left shift is 0, or 0/1 for TANH):
+ * its reference kernel computes what quill_tfl16_act_table gives, but its
+ * optimized builds (the default resolver) then run gemmlowp's fixed-point
+ * LOGISTIC/TANH instead, up to 7 (LOGISTIC) and 12 (TANH) steps off. */
+bool quill_tfl16_act_pot(int kind, double in_scale);
+
 /* TFLite's requantizing MEAN (int16 inputs; QuantizedMeanOrSum): the
  * multiplier of s_x / s_y (QuantizeMultiplier of the f32 scales) with
  * 1/n folded in as TFLite folds it, m' = (m << k) / n, shift' = shift - k,

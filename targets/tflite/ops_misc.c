@@ -834,6 +834,15 @@ quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op) {
                            "LOGISTIC nor its TANH over the input's scale "
                            "(output 1/32768, zero point 0): keep the op "
                            "float");
+    bool tanh = b == TFL_OP_TANH;
+    if (quill_tfl16_act_pot(tanh ? QUILL_TFL16_TANH : QUILL_TFL16_LOGISTIC,
+                            quill_type_quant_scales(xe)[0]))
+      tx_warning(ex, op, "int16 %s of a power-of-two input scale (%g): "
+                         "TFLite's reference kernel computes the op's "
+                         "table, its optimized kernels (the default "
+                         "resolver) a fixed-point one up to %d steps off",
+                 tanh ? "TANH" : "LOGISTIC", quill_type_quant_scales(xe)[0],
+                 tanh ? 12 : 7);
     int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
     return emit1(ex, b, 0, tx_in(ex, op, 0, lay), tx_out(ex, op, 0))
                ? QUILL_OK
