@@ -771,7 +771,7 @@ quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
     } else {
       int32_t pm;
       int ps;
-      same = quill_quantize_multiplier(quill_product_multiplier(sa, sb, sy),
+      same = quill_quantize_multiplier(quill_mul_multiplier_f32(sa, sb, sy),
                                        &pm, &ps) &&
              pm == m[0] && ps == s[0];
     }

@@ -81,14 +81,19 @@ def main():
         lines.append("%s 0 %d no %s" % (name, opt, what))
     # hand-checked integer IR: the model of int16x8.test (conv + relu,
     # qadd, MEAN with rescaling, fully connected), a qadd whose scales
-    # are not f32 values (multipliers from their f32 roundings), and a
-    # rescaling int16 global average (TFLite's int16 MEAN)
+    # are not f32 values (multipliers from their f32 roundings), a
+    # rescaling int16 global average (TFLite's int16 MEAN), and a MUL of
+    # two int16 activations (EfficientNet-B0's SiLU scales)
     here = os.path.dirname(os.path.abspath(__file__))
     for name, opt, what in (
             ("i16x8_ops", 2, "CONV_2D + ADD + MEAN + FULLY_CONNECTED 16x8"),
             ("qadd_f64_scales", 2, "ADD int16, scales that are not f32 values"),
             ("i16x8_mean", 0, "MEAN int16 rescaling over 7x7 (1/49 folded "
-             "into the multiplier)")):
+             "into the multiplier)"),
+            # TFLite's optimized int16 MUL is up to 2 steps from its
+            # reference kernel on these scales
+            ("qmul_f32_multiplier", 2, "MUL int16 of two activations, the "
+             "multiplier derived in f32 as TFLite's")):
         with open(os.path.join(here, name + ".qir")) as f, \
                 open(os.path.join(out, name + ".qir"), "w") as g:
             g.write(f.read())
