@@ -240,6 +240,14 @@ double quill_product_multiplier(double s_x, double s_w, double s_y) {
   return (double)(float)s_x * (double)(float)s_w / (double)(float)s_y;
 }
 
+double quill_mul_multiplier_f32(double s_a, double s_b, double s_y) {
+  /* volatile: each f32 rounding kept (see quill_qadd_params_compute) */
+  volatile float a = (float)s_a, b = (float)s_b, y = (float)s_y;
+  volatile float ab = a * b;
+  volatile float q = ab / y;
+  return (double)q;
+}
+
 double quill_requant_multiplier(double s_x, double s_y) {
   return (double)(float)s_x / (double)(float)s_y;
 }

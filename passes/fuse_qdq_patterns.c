@@ -12,6 +12,10 @@
  *                Q(add(matmul(DQ a, DQ b), c const))
  *   add, mul     Q(add(DQ a, DQ b))                  qadd / qmul a, b
  *   lut          Q(f(DQ x)), f unary, 8-bit x        lut x {table}
+ *                Q(sigmoid/tanh(DQ x)), 16-bit x,    lut x {TFLite's int16
+ *                tflite rounding, y at 1/32768       LOGISTIC/TANH table}
+ *   softmax16    Q(softmax(DQ x)), 16-bit x, as     softmax x (TFLite's
+ *                the 16-bit lut                      int16 SOFTMAX)
  *   layer_norm   Q(layer_norm(DQ x, gamma [, beta])  qlayer_norm x, g, b
  *                {numerics = "integer"}), gamma and  (ir/qnorm.h: gamma,
  *                beta float constants                beta, eps folded)
@@ -38,6 +42,7 @@
 
 #include "ir/qnorm.h"
 #include "ir/shape.h"
+#include "ir/tfl_int16.h"
 #include "passes/fuse_qdq.h"
 #include "targets/reference/ref.h"
 
@@ -610,7 +615,14 @@ static quill_match_result match_binary(const quill_pattern *p,
       quill_fqdq_attrs_set_int(&attrs, "left_shift", ls);
     }
   } else {
-    double real = quill_product_multiplier(scale0(ae), scale0(be), scale0(ye));
+    /* TFLite's MUL computes s_a * s_b / s_y in f32 (tflite rounding);
+     * the f64 quotient was one step off on 82 of 401408 int16 products of
+     * EfficientNet-B0's first SiLU */
+    double real = r == QUILL_ROUND_TFLITE
+                      ? quill_mul_multiplier_f32(scale0(ae), scale0(be),
+                                                 scale0(ye))
+                      : quill_product_multiplier(scale0(ae), scale0(be),
+                                                 scale0(ye));
     ok = quill_fqdq_requant_attrs(f, &attrs, r, &real, 1, &why);
   }
   ok = ok && quill_fqdq_act_attrs(&attrs, op, q, ye, &why);
@@ -701,6 +713,34 @@ done:
   return res;
 }
 
+/* Whether x -> y is TFLite's 16x8 form of LOGISTIC, TANH and SOFTMAX:
+ * i16 storage, zero points 0, y at 1/32768, tflite rounding. */
+static bool tfl16_form(const quill_type *xe, const quill_type *ye,
+                       quill_rounding r) {
+  return r == QUILL_ROUND_TFLITE && quill_tfl16_types(xe, ye);
+}
+
+/* The table of TFLite's int16 LOGISTIC or TANH over xe (tfl16_form). */
+static const quill_attr *tfl16_table(quill_context *ctx, const quill_op *fop,
+                                     quill_type *xe, quill_type *ye,
+                                     const char **why) {
+  int64_t n = 65536;
+  quill_type *tt = quill_type_tensor(ctx, quill_type_quant_storage(ye), 1, &n);
+  quill_tensor table;
+  memset(&table, 0, sizeof table);
+  if (!tt || quill_tensor_alloc(ctx, tt, &table))
+    return NULL;
+  int kind = quill_op_opcode(fop) == QUILL_OP_TANH ? QUILL_TFL16_TANH
+                                                   : QUILL_TFL16_LOGISTIC;
+  const quill_attr *res = NULL;
+  if (quill_tfl16_act_table(kind, scale0(xe), (int16_t *)table.data))
+    res = quill_tensor_to_attr(ctx, &table);
+  else
+    *why = "the input scale is too large for TFLite's int16 rescale";
+  quill_tensor_free(ctx, &table);
+  return res;
+}
+
 static quill_match_result match_lut(const quill_pattern *p,
                                     quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
@@ -714,14 +754,20 @@ static quill_match_result match_lut(const quill_pattern *p,
     return quill_rewriter_fail(rw, q, "the operand or the result is not "
                                       "quantized per tensor");
   quill_type *xe = quill_fqdq_qelem(x), *ye = quill_fqdq_qelem(y);
-  if (quill_type_bit_width(quill_type_quant_storage(xe)) > 8)
-    return quill_rewriter_fail(rw, q, "the operand is wider than 8 bits");
+  quill_opcode o = quill_op_opcode(op);
+  quill_rounding r = quill_fqdq_rounding(f, q);
+  bool tfl16 = (o == QUILL_OP_SIGMOID || o == QUILL_OP_TANH) &&
+               tfl16_form(xe, ye, r);
+  if (!tfl16 && quill_type_bit_width(quill_type_quant_storage(xe)) > 8)
+    return quill_rewriter_fail(rw, q, "the operand is wider than 8 bits "
+                                      "(16 bits: only TFLite's int16 "
+                                      "sigmoid and tanh)");
   if (!quill_ref_op_supported(op, NULL))
     return quill_rewriter_fail(rw, q, "the reference target cannot evaluate "
                                       "the op");
   const char *why = NULL;
-  const quill_attr *table =
-      lut_table(ctx, op, xe, ye, quill_fqdq_rounding(f, q), &why);
+  const quill_attr *table = tfl16 ? tfl16_table(ctx, op, xe, ye, &why)
+                                  : lut_table(ctx, op, xe, ye, r, &why);
   if (!table)
     return why ? quill_rewriter_fail(rw, q, "%s", why) : oom(rw, q);
   quill_fqdq_attrs attrs;
@@ -841,6 +887,35 @@ static quill_match_result match_layer_norm(const quill_pattern *p,
   if (!res)
     return oom(rw, q);
   return finish(p, rw, q, res, QUILL_OP_LAYER_NORM);
+}
+
+/* ---- softmax (16-bit, TFLite's integer SOFTMAX) --------------------------- */
+
+static const bool softmax_ops[QUILL_OP_COUNT] = {[QUILL_OP_SOFTMAX] = true};
+
+static quill_match_result match_softmax16(const quill_pattern *p,
+                                          quill_rewriter *rw, quill_op *q) {
+  fqdq *f = state(p);
+  quill_op *op = producer(f, q, softmax_ops);
+  if (!op)
+    return QUILL_MATCH_FAILURE; /* 8-bit softmax stays float: no log */
+  quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
+  quill_value *y = quill_op_result(q, 0);
+  if (!x || !quill_fqdq_per_tensor(x) || !quill_fqdq_per_tensor(y) ||
+      !tfl16_form(quill_fqdq_qelem(x), quill_fqdq_qelem(y),
+                  quill_fqdq_rounding(f, q)))
+    return QUILL_MATCH_FAILURE;
+  quill_fqdq_attrs attrs;
+  quill_fqdq_attrs_init(&attrs, quill_rewriter_context(rw));
+  quill_fqdq_attrs_copy(&attrs, op, NULL);
+  quill_value *res = quill_fqdq_attrs_ok(&attrs)
+                         ? emit(rw, QUILL_OP_SOFTMAX, 1, &x,
+                                quill_value_type(y), &attrs, quill_op_loc(op))
+                         : NULL;
+  quill_fqdq_attrs_free(&attrs);
+  if (!res)
+    return oom(rw, q);
+  return finish(p, rw, q, res, QUILL_OP_SOFTMAX);
 }
 
 /* ---- ops that move or average stored values ------------------------------ */
@@ -1053,6 +1128,7 @@ quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f) {
       {"qdq-add-mul", QUILL_OP_QUANTIZE, match_binary},
       {"qdq-lut", QUILL_OP_QUANTIZE, match_lut},
       {"qdq-layer-norm", QUILL_OP_QUANTIZE, match_layer_norm},
+      {"qdq-softmax16", QUILL_OP_QUANTIZE, match_softmax16},
       {"qdq-passthrough", QUILL_OP_QUANTIZE, match_passthrough},
       {"qdq-concat", QUILL_OP_QUANTIZE, match_concat},
       {"qdq-requantize", QUILL_OP_QUANTIZE, match_requantize},

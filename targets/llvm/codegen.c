@@ -88,7 +88,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_GEMM] = {cg_supports_float, cg_lower_gemm, 0, NULL},
     [QUILL_OP_BATCH_NORM] = {cg_supports_float, cg_lower_batch_norm,
                              CG_LAY_FOLLOW, NULL},
-    [QUILL_OP_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0, NULL},
+    [QUILL_OP_SOFTMAX] = {cg_supports_softmax, cg_lower_softmax, 0, NULL},
     [QUILL_OP_LOG_SOFTMAX] = {cg_supports_float, cg_lower_softmax, 0, NULL},
     [QUILL_OP_LAYER_NORM] = {cg_supports_reduce, cg_lower_layer_norm, 0, NULL},
     /* reductions (f32, f64) */

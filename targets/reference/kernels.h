@@ -209,6 +209,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_batch_norm);
 QUILL_REF_KERNEL(quill_ref_kernel_layer_norm);
 QUILL_REF_KERNEL(quill_ref_kernel_reduce); /* reduce_{mean,sum,max,min} */
 QUILL_REF_KERNEL(quill_ref_kernel_softmax); /* softmax log_softmax */
+/* float, or softmax in TFLite's int16 form (i16 zero point 0 -> 1/32768) */
+const char *quill_ref_supports_softmax(const quill_op *op);
 
 /* kernels_resize.c */
 QUILL_REF_KERNEL(quill_ref_kernel_resize);

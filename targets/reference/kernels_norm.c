@@ -17,7 +17,10 @@
  *               noop_with_empty_axes = 1), keepdims default 1
  *   softmax     along `axis` (default -1), numerically stable:
  *               y = exp(x - max) / sum(exp(x - max));
- *               log_softmax = x - max - log(sum(exp(x - max)))
+ *               log_softmax = x - max - log(sum(exp(x - max)));
+ *               on 16-bit quantized values (zero point 0, the result at
+ *               1/32768: tflite-int16x8) TFLite's integer SOFTMAX
+ *               (ir/tfl_int16.h)
  *
  * Statistics (means, variances, log_softmax sums) accumulate in double,
  * then round once to the result type. An f32 softmax computes in f32 in
@@ -35,6 +38,7 @@
 #include <string.h>
 
 #include "ir/fmath.h"
+#include "ir/tfl_int16.h"
 #include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
@@ -324,6 +328,53 @@ static void f32_softmax_row(const quill_tensor *x, quill_tensor *y,
   }
 }
 
+/* The 16-bit form TFLite defines (softmax only): quantized operand and
+ * result of 16-bit storage, zero points 0, the result at 1/32768. */
+static bool softmax_i16(const quill_op *op) {
+  return quill_op_opcode(op) == QUILL_OP_SOFTMAX &&
+         quill_tfl16_types(
+             quill_type_elem(quill_value_type(quill_op_operand(op, 0))),
+             quill_type_elem(quill_value_type(quill_op_result(op, 0))));
+}
+
+const char *quill_ref_supports_softmax(const quill_op *op) {
+  if (softmax_i16(op))
+    return NULL;
+  const char *why = quill_ref_supports_float(op);
+  bool quant = quill_type_is_quant(
+      quill_type_elem(quill_value_type(quill_op_operand(op, 0))));
+  return why && quant && quill_op_opcode(op) == QUILL_OP_SOFTMAX
+             ? "quantized element types other than TFLite's int16 form "
+               "(i16, zero point 0, result at 1/32768)"
+             : why;
+}
+
+/* TFLite's int16 SOFTMAX over rows of `len` values `inner` apart. */
+static quill_status softmax_i16_run(quill_context *ctx, const quill_op *op,
+                                    const quill_tensor *x, quill_tensor *y,
+                                    size_t outer, size_t len, size_t inner) {
+  quill_tfl16_softmax p;
+  if (!quill_tfl16_softmax_init(
+          &p, quill_type_quant_scales(quill_type_elem(x->type))[0], 1.0))
+    return quill_ref_op_error(ctx, op, "the input scale has no int16 "
+                                       "softmax rescale");
+  size_t bytes = (len ? len : 1) * 2 * sizeof(int16_t);
+  int16_t *row = quill_alloc(ctx, bytes);
+  if (!row)
+    return QUILL_ERR_NOMEM;
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      size_t base = o * len * inner + i;
+      for (size_t k = 0; k < len; k++)
+        row[k] = (int16_t)quill_tensor_get_i64(x, base + k * inner);
+      quill_tfl16_softmax_row(&p, row, row + len, len, 1);
+      for (size_t k = 0; k < len; k++)
+        quill_tensor_set_i64(y, base + k * inner, row[len + k]);
+    }
+  quill_free(ctx, row, bytes);
+  return QUILL_OK;
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
@@ -340,6 +391,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
     inner *= (size_t)quill_type_dim(x->type, d);
   size_t total = quill_tensor_num_elements(x);
   size_t outer = len && inner ? total / (len * inner) : 0;
+  if (softmax_i16(op))
+    return softmax_i16_run(ctx, op, x, y, outer, len, inner);
   for (size_t o = 0; o < outer; o++)
     for (size_t in_i = 0; in_i < inner; in_i++) {
       size_t base = o * len * inner + in_i;

@@ -434,8 +434,8 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_REDUCE_SUM] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
     [QUILL_OP_REDUCE_MAX] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
     [QUILL_OP_REDUCE_MIN] = {quill_ref_kernel_reduce, quill_ref_supports_scalar},
-    [QUILL_OP_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_float},
-    [QUILL_OP_LOG_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_float},
+    [QUILL_OP_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_softmax},
+    [QUILL_OP_LOG_SOFTMAX] = {quill_ref_kernel_softmax, quill_ref_supports_softmax},
     /* quantization */
     [QUILL_OP_QUANTIZE] = {quill_ref_kernel_quantize, NULL},
     [QUILL_OP_DEQUANTIZE] = {quill_ref_kernel_dequantize, NULL},

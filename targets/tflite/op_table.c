@@ -100,7 +100,7 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_REDUCE_SUM] = {tx_write_reduce, "SUM", AG, false, 0, 0, false},
     [QUILL_OP_REDUCE_MAX] = {tx_write_reduce, "REDUCE_MAX", AG, true, 0, 0, false},
     [QUILL_OP_REDUCE_MIN] = {tx_write_reduce, "REDUCE_MIN", AG, true, 0, 0, false},
-    [QUILL_OP_SOFTMAX] = {tx_write_softmax, "SOFTMAX", NO, true, 0, 0, false},
+    [QUILL_OP_SOFTMAX] = {tx_write_softmax, "SOFTMAX", NO, true, 0, 0, true},
     [QUILL_OP_LOG_SOFTMAX] = {tx_write_softmax, "LOG_SOFTMAX", NO, true, 0, 0, false},
     /* data movement */
     [QUILL_OP_CONCAT] = {tx_write_concat, "CONCATENATION", AG, true, 0, 0, true},
@@ -126,7 +126,9 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
                           0, true},
     [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions, true},
     [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions, true},
-    [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table)", AG, false, 0, 0, false},
+    /* int16: the tables of TFLite's int16 LOGISTIC and TANH only */
+    [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table); LOGISTIC/TANH (int16)",
+                      AG, false, 0, 0, true},
     /* extension */
     [QUILL_OP_CUSTOM] = {tx_write_custom, "CUSTOM (custom code: the op's name)", NO, false,
                          0, 0, false},

@@ -4,8 +4,9 @@
  * TRANSPOSE, PAD/PADV2/MIRROR_PAD, RESIZE_*), and quantization
  * (QUANTIZE, DEQUANTIZE, requantization as QUANTIZE int8 -> int8), and
  * the integer elementwise ops (qadd -> ADD, qmul -> MUL, lut -> CAST + ADD
- * + GATHER of the table: exact, where TFLite's own LOGISTIC/TANH tables
- * are computed its way).
+ * + GATHER of the table: exact, where TFLite's own int8 LOGISTIC/TANH
+ * tables are computed its way; a 16-bit table equal to TFLite's int16
+ * LOGISTIC or TANH (ir/tfl_int16.h) -> that builtin).
  *
  * Layout-agnostic ops write in the layout of their result (layout.c put
  * operands and result in one group); axes, pads and broadcast constants
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "ir/quant.h"
+#include "ir/tfl_int16.h"
 #include "targets/tflite/export_impl.h"
 
 static const int nhwc_perm[4] = {0, 2, 3, 1};
@@ -769,7 +771,7 @@ quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
     } else {
       int32_t pm;
       int ps;
-      same = quill_quantize_multiplier(quill_product_multiplier(sa, sb, sy),
+      same = quill_quantize_multiplier(quill_mul_multiplier_f32(sa, sb, sy),
                                        &pm, &ps) &&
              pm == m[0] && ps == s[0];
     }
@@ -782,9 +784,37 @@ quill_status tx_write_qbinary(tflite_exporter *ex, const quill_op *op) {
   return tx_write_binary(ex, op);
 }
 
+/* The TFLite builtin (LOGISTIC or TANH) whose int16 kernel computes the
+ * 16-bit `table` from xe to ye (fuse-qdq's tables, ir/tfl_int16.h), or -1. */
+static int lut_int16_builtin(tflite_exporter *ex, const quill_type *xe,
+                             const quill_type *ye, const quill_attr *table) {
+  if (quill_type_kind_of(quill_type_quant_storage(xe)) != QUILL_TYPE_I16 ||
+      quill_type_kind_of(quill_type_quant_storage(ye)) != QUILL_TYPE_I16 ||
+      quill_type_quant_scales(ye)[0] != QUILL_TFL16_OUT_SCALE ||
+      quill_type_quant_zero_points(ye)[0] != 0 ||
+      quill_attr_dense_size(table) != 65536 * sizeof(int16_t))
+    return -1;
+  size_t bytes = 65536 * sizeof(int16_t);
+  int16_t *want = quill_alloc(ex->ctx, bytes);
+  if (!want)
+    return -1;
+  int res = -1;
+  static const int kinds[2] = {QUILL_TFL16_LOGISTIC, QUILL_TFL16_TANH};
+  static const int builtins[2] = {TFL_OP_LOGISTIC, TFL_OP_TANH};
+  for (int k = 0; k < 2 && res < 0; k++)
+    if (quill_tfl16_act_table(kinds[k], quill_type_quant_scales(xe)[0],
+                              want) &&
+        !memcmp(want, quill_attr_dense_data(table), bytes))
+      res = builtins[k];
+  quill_free(ex->ctx, want, bytes);
+  return res;
+}
+
 quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op) {
   /* y = table[x - storage_min] is GATHER(table, CAST(x) - storage_min):
-   * exact, with builtins every runtime has. */
+   * exact, with builtins every runtime has. A 16-bit table that is
+   * TFLite's int16 LOGISTIC or TANH over the input's scale is that
+   * builtin (its integer kernel computes the same table). */
   quill_type *xe = quill_type_elem(tx_in_type(ex, op, 0));
   quill_type *ye = quill_type_elem(tx_out_type(ex, op, 0));
   unsigned e0 = ex->errors;
@@ -795,6 +825,29 @@ quill_status tx_write_lut(tflite_exporter *ex, const quill_op *op) {
     return tx_error(ex, op, "the table must be a dense attribute");
   if (ex->errors != e0)
     return QUILL_ERR_INVALID;
+  if (quill_type_is_quant(xe) &&
+      quill_type_kind_of(quill_type_quant_storage(xe)) == QUILL_TYPE_I16) {
+    int b = lut_int16_builtin(ex, xe, ye, table);
+    if (b < 0)
+      return tx_spec_error(ex, op, "int16 tables are LOGISTIC or TANH",
+                           "the 16-bit table is neither TFLite's int16 "
+                           "LOGISTIC nor its TANH over the input's scale "
+                           "(output 1/32768, zero point 0): keep the op "
+                           "float");
+    bool tanh = b == TFL_OP_TANH;
+    if (quill_tfl16_act_pot(tanh ? QUILL_TFL16_TANH : QUILL_TFL16_LOGISTIC,
+                            quill_type_quant_scales(xe)[0]))
+      tx_warning(ex, op, "int16 %s of a power-of-two input scale (%g): "
+                         "TFLite's reference kernel computes the op's "
+                         "table, its optimized kernels (the default "
+                         "resolver) a fixed-point one up to %d steps off",
+                 tanh ? "TANH" : "LOGISTIC", quill_type_quant_scales(xe)[0],
+                 tanh ? 12 : 7);
+    int lay = tx_layout_of(ex, tx_eout(ex, op, 0));
+    return emit1(ex, b, 0, tx_in(ex, op, 0, lay), tx_out(ex, op, 0))
+               ? QUILL_OK
+               : QUILL_ERR_NOMEM;
+  }
   quill_type *storage = quill_type_is_quant(xe) ? quill_type_quant_storage(xe)
                                                 : xe;
   int lay = tx_layout_of(ex, tx_eout(ex, op, 0));

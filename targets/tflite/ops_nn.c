@@ -21,6 +21,7 @@
 
 #include "ir/quant.h"
 #include "ir/shape.h"
+#include "ir/tfl_int16.h"
 #include "targets/tflite/export_impl.h"
 
 /* ---- shared helpers ------------------------------------------------------------- */
@@ -578,17 +579,29 @@ quill_status tx_write_global_pool(tflite_exporter *ex, const quill_op *op) {
            tx_scale_f32(quill_type_quant_scales(ye)[0]) ||
        quill_type_quant_zero_points(xe)[0] !=
            quill_type_quant_zero_points(ye)[0])) {
-    /* Rescaling average: TFLite's int8 MEAN over H and W. Its int16 MEAN
-     * divides otherwise: one step on 9 of 512 ResNet-18 channels (7x7
-     * planes) while 4x4 planes agreed; tflite-int16x8 shares the params
-     * instead (AVERAGE_POOL_2D, exact). */
+    /* Rescaling average: TFLite's int8 or int16 MEAN over H and W, which
+     * folds 1/n into the multiplier of s_x / s_y by an integer division;
+     * fuse-qdq gives means under tflite rounding that multiplier
+     * (ir/quant.h quill_mean_multiplier); a 16-bit one must have it: one
+     * step apart on 9 of 512 ResNet-18 channels (7x7) otherwise. */
     unsigned e0 = ex->errors;
-    if (tx_is_16x8(xe))
-      return tx_error(ex, op, "a rescaling int16 average has no TFLite form "
-                              "equal to Quill's (TFLite's int16 MEAN rounds "
-                              "otherwise): give the output its input's "
-                              "params (global_avgpool in the backend's "
-                              "shared_params_ops, as tflite-int16x8)");
+    int32_t tm = 0;
+    int ts = 0;
+    int64_t om = 0, os = 0;
+    if (tx_is_16x8(xe) &&
+        (!quill_mean_multiplier(
+             quill_requant_multiplier(quill_type_quant_scales(xe)[0],
+                                      quill_type_quant_scales(ye)[0]),
+             xd[2] * xd[3], &tm, &ts) ||
+         quill_op_attr_ints(op, "multiplier", &om, 1) != 1 ||
+         quill_op_attr_ints(op, "shift", &os, 1) != 1 || om != tm ||
+         os != ts))
+      return tx_error(ex, op, "a rescaling int16 average is TFLite's int16 "
+                              "MEAN only with its multiplier (s_x / s_y with "
+                              "1/%lld folded in: %d, shift %d; quantize with "
+                              "tflite rounding and fixed point), or with the "
+                              "input's params (AVERAGE_POOL_2D)",
+                      (long long)(xd[2] * xd[3]), (int)tm, ts);
     tx_check_act_i8(ex, op, xe, "input");
     tx_check_act_i8(ex, op, ye, "output");
     tx_opinfo *oi = tx_map_get(&ex->opinfo, op);
@@ -709,15 +722,24 @@ quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op) {
   if (quill_type_is_quant(quill_type_elem(xt))) {
     tx_check_act_i8(ex, op, quill_type_elem(xt), "input");
     tx_check_act_i8(ex, op, ye, "output");
-    double want_s = log ? 16.0 / 256 : 1.0 / 256;
-    int64_t want_z = log ? 127 : -128;
+    bool i16 = quill_type_kind_of(quill_type_quant_storage(ye)) ==
+               QUILL_TYPE_I16;
+    /* int16 SOFTMAX (TFLite's 16x8 kernel; the reference interpreter
+     * computes it, ir/tfl_int16.h): 1/32768, zero point 0 */
+    double want_s = log ? 16.0 / 256 : i16 ? 1.0 / 32768 : 1.0 / 256;
+    int64_t want_z = log ? 127 : i16 ? 0 : -128;
+    if (log && i16 && ex->errors == e0)
+      return tx_spec_error(ex, op, "activations are int8",
+                           "TFLite has no int16 LOG_SOFTMAX: keep the op "
+                           "float");
     if (ex->errors == e0 && (tx_scale_f32(quill_type_quant_scales(ye)[0]) !=
                             (float)want_s ||
                         quill_type_quant_zero_points(ye)[0] != want_z))
       tx_spec_error(ex, op, "fixed output quantization",
-                    "TFLite's int8 %s outputs scale %g, zero point %lld; the "
+                    "TFLite's %s %s outputs scale %g, zero point %lld; the "
                     "op's output has %.9g:%lld",
-                    log ? "LOG_SOFTMAX" : "SOFTMAX", want_s,
+                    i16 ? "int16" : "int8", log ? "LOG_SOFTMAX" : "SOFTMAX",
+                    want_s,
                     (long long)want_z, quill_type_quant_scales(ye)[0],
                     (long long)quill_type_quant_zero_points(ye)[0]);
     if (ex->errors != e0)

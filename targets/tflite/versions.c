@@ -8,6 +8,17 @@
  * op_version.cc) for the builtins Quill writes, and the runtime versions
  * its FindMinimumRuntimeVersionForOp (runtime_version.cc); the model's
  * "min_runtime_version" metadata is the highest of its ops.
+ *
+ * int16 activations (tflite-int16x8) have versions of their own: LOGISTIC,
+ * TANH, SOFTMAX, MEAN, RELU, RELU6, REDUCE_MAX/MIN, CONCATENATION, PAD,
+ * BATCH_MATMUL, the pools and ADD (pot_scale_int16 false) 3, MUL 4,
+ * MAXIMUM/MINIMUM 4, TRANSPOSE 5, SPLIT 4, LEAKY_RELU 2, RESIZE_* 4. The
+ * 16x8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED keep their float
+ * versions: TFLite's rule gives 4 (conv), 5 (depthwise) and 7 (fully
+ * connected) only to int16 weights, and 8 / 11 only with the
+ * quantized_bias_type option, which Quill does not write (int64 bias
+ * tensors are the default of the 16x8 kernels); STRIDED_SLICE has no int16
+ * version either.
  */
 #include <string.h>
 
@@ -48,6 +59,7 @@ static bool broadcast_over4(const tflite_exporter *ex, const tx_op *o) {
 int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
   int t0 = in_type(ex, o, 0), t1 = in_type(ex, o, 1), to = out_type(ex, o);
   bool i8 = t0 == TFL_INT8;
+  bool i16 = t0 == TFL_INT16; /* quantized int16 (16x8 activations) */
   switch (o->builtin) {
   case TFL_OP_CONV_2D: {
     /* grouped: the filter has fewer input channels than the input */
@@ -71,6 +83,8 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
       return 5;
     return t0 == TFL_INT8 && t1 == TFL_INT8 && to == TFL_INT8 ? 4 : 1;
   case TFL_OP_MUL:
+    if (i16)
+      return 4;
     if (i8 && o->nin == 2) {
       const tx_tensor *a = &ex->tensors[o->inputs[0]];
       const tx_tensor *b = &ex->tensors[o->inputs[1]];
@@ -86,12 +100,16 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
     return i8 ? 2 : 1;
   case TFL_OP_MAXIMUM:
   case TFL_OP_MINIMUM:
+    if (i16 && to == TFL_INT16)
+      return 4;
     if (broadcast_over4(ex, o))
       return 3;
     return i8 ? 2 : 1;
   case TFL_OP_TRANSPOSE:
     if (in_rank(ex, o, 0) > 5)
       return 6;
+    if (i16)
+      return 5;
     if (in_rank(ex, o, 0) > 4)
       return 4;
     return t0 == TFL_BOOL ? 3 : i8 ? 2 : 1;
@@ -99,7 +117,7 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
   case TFL_OP_PADV2:
     if (in_rank(ex, o, 0) > 4)
       return 4;
-    return i8 ? 2 : 1;
+    return i16 ? 3 : i8 ? 2 : 1;
   case TFL_OP_MIRROR_PAD:
     return i8 ? 2 : 1;
   case TFL_OP_DEQUANTIZE:
@@ -113,22 +131,28 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
       return 3;
     return to == TFL_INT16 ? 2 : 1;
   case TFL_OP_RESIZE_BILINEAR:
+    if (i16)
+      return 4;
     if (opt(o, TFL_RESIZE_BILINEAR_HALF_PIXEL_CENTERS))
       return 3;
     return i8 ? 2 : 1;
   case TFL_OP_RESIZE_NEAREST_NEIGHBOR:
+    if (i16)
+      return 4;
     if (opt(o, TFL_RESIZE_NEAREST_HALF_PIXEL_CENTERS) ||
         opt(o, TFL_RESIZE_NEAREST_ALIGN_CORNERS))
       return 3;
     return i8 ? 2 : 1;
   case TFL_OP_RELU:
-    return i8 || t0 == TFL_UINT8 ? 2 : 1;
+    return i16 ? 3 : i8 || t0 == TFL_UINT8 ? 2 : 1;
   case TFL_OP_STRIDED_SLICE:
     if (in_rank(ex, o, 0) > 4)
       return 4;
     return i8 ? 2 : 1;
   case TFL_OP_SPLIT:
-    return in_type(ex, o, 1) == TFL_INT8 ? 2 : 1;
+    return in_type(ex, o, 1) == TFL_INT16  ? 4
+           : in_type(ex, o, 1) == TFL_INT8 ? 2
+                                           : 1;
   case TFL_OP_SPLIT_V:
     return i8 ? 2 : 1;
   case TFL_OP_TRANSPOSE_CONV:
@@ -141,18 +165,28 @@ int tx_op_version(const tflite_exporter *ex, const tx_op *o) {
     if (t0 == TFL_INT16)
       return 4;
     return t0 == TFL_BOOL ? 3 : i8 ? 2 : 1;
+  case TFL_OP_LEAKY_RELU:
+    return i16 ? 2 : 1;
   case TFL_OP_ADD:
+    /* the writer sets pot_scale_int16 false on every int16 ADD */
+    if (i16 && to == TFL_INT16 && !opt(o, TFL_ADD_POT_SCALE_INT16))
+      return 3;
+    return i8 ? 2 : 1;
   case TFL_OP_AVERAGE_POOL_2D:
   case TFL_OP_MAX_POOL_2D:
+  case TFL_OP_LOGISTIC:
+  case TFL_OP_TANH:
+    if (i16 && to == TFL_INT16)
+      return 3;
+    return i8 ? 2 : 1;
   case TFL_OP_CONCATENATION:
   case TFL_OP_SOFTMAX:
   case TFL_OP_MEAN:
   case TFL_OP_REDUCE_MAX:
   case TFL_OP_REDUCE_MIN:
   case TFL_OP_RELU6:
-  case TFL_OP_LOGISTIC:
-  case TFL_OP_TANH:
   case TFL_OP_BATCH_MATMUL:
+    return i16 ? 3 : i8 ? 2 : 1;
   case TFL_OP_SUM:
   case TFL_OP_LOG_SOFTMAX:
   case TFL_OP_GREATER:
@@ -186,6 +220,18 @@ static const struct {
   const char *runtime;
 } runtime_table[] = {
     {TFL_OP_AVERAGE_POOL_2D, 1, "1.5.0"}, {TFL_OP_AVERAGE_POOL_2D, 2, "1.14.0"},
+    {TFL_OP_AVERAGE_POOL_2D, 3, "2.3.0"}, {TFL_OP_BATCH_MATMUL, 3, "2.4.0"},
+    {TFL_OP_ADD, 3, "2.4.0"},             {TFL_OP_CONCATENATION, 3, "2.3.0"},
+    {TFL_OP_MAX_POOL_2D, 3, "2.3.0"},     {TFL_OP_MAXIMUM, 4, "2.3.0"},
+    {TFL_OP_MINIMUM, 4, "2.3.0"},         {TFL_OP_MUL, 4, "2.3.0"},
+    {TFL_OP_PAD, 3, "2.4.0"},             {TFL_OP_PADV2, 3, "2.4.0"},
+    {TFL_OP_SOFTMAX, 3, "2.3.0"},         {TFL_OP_TRANSPOSE, 5, "2.4.0"},
+    {TFL_OP_MEAN, 3, "2.4.0"},            {TFL_OP_REDUCE_MAX, 3, "2.5.0"},
+    {TFL_OP_REDUCE_MIN, 3, "2.5.0"},      {TFL_OP_RELU6, 3, "2.5.0"},
+    {TFL_OP_RELU, 3, "2.5.0"},            {TFL_OP_TANH, 3, "2.3.0"},
+    {TFL_OP_LOGISTIC, 3, "2.3.0"},        {TFL_OP_LEAKY_RELU, 2, "2.3.0"},
+    {TFL_OP_RESIZE_BILINEAR, 4, "2.5.0"}, {TFL_OP_RESIZE_NEAREST_NEIGHBOR, 4, "2.4.0"},
+    {TFL_OP_SPLIT, 4, "2.3.0"},
     {TFL_OP_BATCH_MATMUL, 1, "2.3.0"},    {TFL_OP_BATCH_MATMUL, 2, "2.3.0"},
     {TFL_OP_CONV_2D, 1, "1.5.0"},         {TFL_OP_CONV_2D, 3, "1.14.0"},
     {TFL_OP_CONV_2D, 6, "2.9.0"},

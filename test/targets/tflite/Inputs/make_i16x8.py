@@ -39,6 +39,12 @@ MODELS = [
     ("transpose", 0, "TRANSPOSE int16"),
     ("pad", 0, "PAD int16"),
     ("concat", 0, "QUANTIZE int16 -> int16 (requantize) + CONCATENATION int16"),
+    # ir/tfl_int16.c: TFLite's integer kernels, the same in its optimized
+    # builds for scales that are not powers of two (LOGISTIC/TANH take
+    # their reference path then; SOFTMAX has one int16 path)
+    ("logistic", 0, "LOGISTIC int16 (a lut of its table), output 1/32768"),
+    ("tanh", 0, "TANH int16 (a lut of its table), output 1/32768"),
+    ("softmax", 0, "SOFTMAX int16 over channels (NHWC last axis), output 1/32768"),
 ]
 
 
@@ -74,12 +80,20 @@ def main():
             return 1
         lines.append("%s 0 %d no %s" % (name, opt, what))
     # hand-checked integer IR: the model of int16x8.test (conv + relu,
-    # qadd, MEAN with rescaling, fully connected), and a qadd whose scales
-    # are not f32 values (multipliers from their f32 roundings)
+    # qadd, MEAN with rescaling, fully connected), a qadd whose scales
+    # are not f32 values (multipliers from their f32 roundings), a
+    # rescaling int16 global average (TFLite's int16 MEAN), and a MUL of
+    # two int16 activations (EfficientNet-B0's SiLU scales)
     here = os.path.dirname(os.path.abspath(__file__))
     for name, opt, what in (
             ("i16x8_ops", 2, "CONV_2D + ADD + MEAN + FULLY_CONNECTED 16x8"),
-            ("qadd_f64_scales", 2, "ADD int16, scales that are not f32 values")):
+            ("qadd_f64_scales", 2, "ADD int16, scales that are not f32 values"),
+            ("i16x8_mean", 0, "MEAN int16 rescaling over 7x7 (1/49 folded "
+             "into the multiplier)"),
+            # TFLite's optimized int16 MUL is up to 2 steps from its
+            # reference kernel on these scales
+            ("qmul_f32_multiplier", 2, "MUL int16 of two activations, the "
+             "multiplier derived in f32 as TFLite's")):
         with open(os.path.join(here, name + ".qir")) as f, \
                 open(os.path.join(out, name + ".qir"), "w") as g:
             g.write(f.read())

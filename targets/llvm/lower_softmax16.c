@@ -1,0 +1,179 @@
+/*
+ * lower_softmax16.c - softmax in TFLite's int16 form (tflite-int16x8: i16
+ * operand and result with zero point 0, the result at 1/32768), the
+ * integer algorithm of ir/tfl_int16.c in portable scalar loops, with the
+ * parameters and both 513-entry tables computed at compile time by the
+ * same helper the reference interpreter calls (quill_tfl16_softmax_init),
+ * so compiled code and `quill run` give the same bits.
+ *
+ * One task per row (the other dims, in logical order); per row:
+ *
+ *   mx  = max x[k]
+ *   e_k = LUTLookup(exp_lut, sat16(MBQM(x[k] - mx) + 32767))   -> y[k]
+ *   sum = sum e_k                                   (Q16.15, int32)
+ *   lz  = clz(sum); inv = LUTLookup(recip_lut,
+ *         sat16((((i64)sum << (lz - 1)) + 2^13 >> 14) - 3 * 2^15))
+ *   y[k] = clamp((e_k * inv + 2^(30 - lz)) >> (31 - lz), 0, 32767)
+ *
+ * MBQM is TFLite's MultiplyByQuantizedMultiplier (cg_requant_apply with
+ * the tflite rounding); LUTLookup interpolates 128 inputs per segment.
+ */
+#include "targets/llvm/cg.h"
+
+#include "ir/tfl_int16.h"
+
+/* TFLite's LUTLookup of an i32 value in [-32768, 32767]: i32 result. */
+static LLVMValueRef lut_lookup(cg *c, LLVMValueRef lut, LLVMValueRef v) {
+  LLVMValueRef idx = LLVMBuildAdd(
+      c->b, LLVMBuildAShr(c->b, v, cg_i32c(c, 7), ""), cg_i32c(c, 256), "");
+  idx = LLVMBuildSExt(c->b, idx, c->t_i64, "");
+  LLVMValueRef off = LLVMBuildAnd(c->b, v, cg_i32c(c, 0x7f), "");
+  LLVMValueRef base = LLVMBuildSExt(
+      c->b, cg_load(c, c->t_i16, cg_gep(c, c->t_i16, lut, idx), 2), c->t_i32,
+      "");
+  LLVMValueRef next = LLVMBuildSExt(
+      c->b,
+      cg_load(c, c->t_i16,
+              cg_gep(c, c->t_i16, lut,
+                     LLVMBuildAdd(c->b, idx, cg_i64c(c, 1), "")),
+              2),
+      c->t_i32, "");
+  LLVMValueRef slope = LLVMBuildSub(c->b, next, base, "");
+  LLVMValueRef d = LLVMBuildAShr(
+      c->b,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, slope, off, ""), cg_i32c(c, 64),
+                   ""),
+      cg_i32c(c, 7), "");
+  /* the int16 result of base + delta */
+  LLVMValueRef r = LLVMBuildTrunc(c->b, LLVMBuildAdd(c->b, base, d, ""),
+                                  c->t_i16, "");
+  return LLVMBuildSExt(c->b, r, c->t_i32, "");
+}
+
+static LLVMValueRef sat16(cg *c, LLVMValueRef v) {
+  return cg_min_s(c, cg_max_s(c, v, cg_i32c(c, -32768)), cg_i32c(c, 32767));
+}
+
+CG_SUPPORTS(cg_supports_softmax) {
+  if (quill_op_opcode(op) == QUILL_OP_SOFTMAX &&
+      quill_tfl16_types(
+          quill_type_elem(quill_value_type(quill_op_operand(op, 0))),
+          quill_type_elem(quill_value_type(quill_op_result(op, 0)))))
+    return NULL;
+  return cg_supports_float(op);
+}
+
+bool cg_softmax_is_i16(const quill_op *op) {
+  return quill_type_is_quant(
+      quill_type_elem(quill_value_type(quill_op_operand(op, 0))));
+}
+
+CG_LOWER(cg_lower_softmax_i16) {
+  cg_view x = cg_value_view(c, quill_op_operand(op, 0));
+  cg_view y = cg_value_view(c, quill_op_result(op, 0));
+  unsigned r = x.rank;
+  int64_t a = quill_op_attr_int(op, "axis", -1);
+  if (a < 0)
+    a += r;
+  if (a < 0 || a >= (int64_t)r)
+    return cg_op_error(c, "'axis' is out of range");
+  unsigned ax = (unsigned)a;
+  quill_tfl16_softmax p;
+  if (!quill_tfl16_softmax_init(&p, quill_type_quant_scales(x.elem)[0], 1.0))
+    return cg_op_error(c, "the input scale has no int16 softmax rescale");
+  int64_t len = x.dims[ax], rows = 1;
+  for (unsigned d = 0; d < r; d++)
+    if (d != ax)
+      rows *= x.dims[d];
+  if (rows * len == 0)
+    return QUILL_OK;
+  LLVMValueRef exp_lut = cg_const_global(c, "sm16_exp", p.exp_lut,
+                                         sizeof p.exp_lut);
+  LLVMValueRef rcp_lut = cg_const_global(c, "sm16_rcp", p.recip_lut,
+                                         sizeof p.recip_lut);
+  int32_t mult = p.multiplier, shift = p.shift;
+  cg_requant rq = {.raw = false, .r = QUILL_ROUND_TFLITE, .fixed = true,
+                   .n = 1, .mult = &mult, .shift = &shift, .scale = NULL,
+                   .zp = 0, .lo = INT32_MIN, .hi = INT32_MAX, .g_mult = NULL,
+                   .g_shift = NULL, .g_scale = NULL, .pad = 0,
+                   .noclamp = false, .epi = NULL};
+  cg_stage_begin(c, quill_op_name(op), rows);
+  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
+  cg_loop lt, lk;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef rem = lt.i, ox = cg_i64c(c, 0), oy = cg_i64c(c, 0);
+  for (unsigned d = r; d-- > 0;) {
+    if (d == ax)
+      continue;
+    LLVMValueRef i = LLVMBuildURem(c->b, rem, cg_i64c(c, x.dims[d]), "");
+    rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, x.dims[d]), "");
+    ox = LLVMBuildAdd(c->b, ox,
+                      LLVMBuildMul(c->b, i, cg_i64c(c, x.strides[d]), ""), "");
+    oy = LLVMBuildAdd(c->b, oy,
+                      LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
+  }
+#define AT(base, o, s, k)                                                      \
+  cg_gep(c, c->t_i16, base,                                                    \
+         LLVMBuildAdd(c->b, o, LLVMBuildMul(c->b, k, cg_i64c(c, s), ""), ""))
+  LLVMValueRef mxv = cg_var(c, c->t_i32, "max"), sumv = cg_var(c, c->t_i32, "sum");
+  cg_store(c, cg_i32c(c, -32768), mxv, 4);
+  cg_store(c, cg_i32c(c, 0), sumv, 4);
+  cg_for(c, &lk, 0, len, 1);
+  {
+    LLVMValueRef v = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i16, AT(xb, ox, x.strides[ax], lk.i), 2),
+        c->t_i32, "");
+    cg_store(c, cg_max_s(c, v, cg_load(c, c->t_i32, mxv, 4)), mxv, 4);
+  }
+  cg_loop_end(c, &lk);
+  LLVMValueRef mx = cg_load(c, c->t_i32, mxv, 4);
+  cg_for(c, &lk, 0, len, 1);
+  {
+    LLVMValueRef v = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i16, AT(xb, ox, x.strides[ax], lk.i), 2),
+        c->t_i32, "");
+    LLVMValueRef s = cg_requant_apply(c, &rq, LLVMBuildSub(c->b, v, mx, ""),
+                                      NULL, false);
+    LLVMValueRef e = lut_lookup(
+        c, exp_lut, sat16(c, LLVMBuildAdd(c->b, s, cg_i32c(c, 32767), "")));
+    cg_store(c, LLVMBuildTrunc(c->b, e, c->t_i16, ""),
+             AT(yb, oy, y.strides[ax], lk.i), 2);
+    cg_store(c, LLVMBuildAdd(c->b, cg_load(c, c->t_i32, sumv, 4), e, ""), sumv,
+             4);
+  }
+  cg_loop_end(c, &lk);
+  LLVMValueRef sum = cg_load(c, c->t_i32, sumv, 4);
+  LLVMTypeRef ov = c->t_i32;
+  LLVMValueRef cargs[2] = {sum, LLVMConstInt(c->t_i1, 0, 0)};
+  LLVMValueRef lz = cg_intrinsic(c, "llvm.ctlz", &ov, 1, cargs, 2);
+  LLVMValueRef lz64 = LLVMBuildZExt(c->b, lz, c->t_i64, "");
+  LLVMValueRef sh = LLVMBuildShl(c->b, LLVMBuildSExt(c->b, sum, c->t_i64, ""),
+                                 LLVMBuildSub(c->b, lz64, cg_i64c(c, 1), ""),
+                                 "");
+  sh = LLVMBuildAShr(c->b, LLVMBuildAdd(c->b, sh, cg_i64c(c, 1 << 13), ""),
+                     cg_i64c(c, 14), "");
+  sh = LLVMBuildSub(c->b, sh, cg_i64c(c, (1 << 15) + (1 << 16)), "");
+  sh = cg_min_s(c, cg_max_s(c, sh, cg_i64c(c, -32768)), cg_i64c(c, 32767));
+  LLVMValueRef inv = LLVMBuildSExt(
+      c->b, lut_lookup(c, rcp_lut, LLVMBuildTrunc(c->b, sh, c->t_i32, "")),
+      c->t_i64, "");
+  LLVMValueRef rs = LLVMBuildSub(c->b, cg_i64c(c, 31), lz64, "");
+  LLVMValueRef rnd = LLVMBuildShl(
+      c->b, cg_i64c(c, 1), LLVMBuildSub(c->b, rs, cg_i64c(c, 1), ""), "");
+  cg_for(c, &lk, 0, len, 1);
+  {
+    LLVMValueRef ptr = AT(yb, oy, y.strides[ax], lk.i);
+    LLVMValueRef e = LLVMBuildSExt(c->b, cg_load(c, c->t_i16, ptr, 2), c->t_i64,
+                                   "");
+    LLVMValueRef v = LLVMBuildAShr(
+        c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, e, inv, ""), rnd, ""), rs,
+        "");
+    v = cg_min_s(c, cg_max_s(c, v, cg_i64c(c, 0)), cg_i64c(c, 32767));
+    cg_store(c, LLVMBuildTrunc(c->b, v, c->t_i16, ""), ptr, 2);
+  }
+  cg_loop_end(c, &lk);
+#undef AT
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+  return c->status;
+}
