@@ -25,6 +25,9 @@
  * not fill 4-byte groups (the first conv, C = 3) use row windows as the
  * VNNI kernel does: the KW * Cg contiguous panel bytes of a window row,
  * rounded up to 4, are one K chunk (the extra bytes meet zero weights).
+ * So do few channels in 4-byte groups when that takes fewer steps (Cg =
+ * 16: a 3-tap row of 48 bytes is one chunk; Cg = 32: 96 bytes are chunks
+ * of 64 and 32, the last read as 64 with zero weights past the row).
  *
  * Virtual pixels: with strides 1 the panel is read as one long row of width
  * Wp, pixel (oh, ow) being virtual pixel oh * Wp + ow, so a tile may span
@@ -52,7 +55,7 @@
 
 typedef struct amx_plan {
   int64_t Kc, nkc, nsteps; /* bytes per K chunk, chunks per tap, K steps */
-  bool rowwin;             /* a window row (KW * Cg bytes) is one K chunk */
+  bool rowwin;             /* window rows (KW * Cg bytes) in K chunks */
   int64_t KWk;             /* taps along a row the steps go over */
   int64_t TR;              /* rows of the A and C tiles (pixels) */
   unsigned NA, NB;         /* A and B tiles per block */
@@ -87,13 +90,22 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
   /* channels that do not fill 4-byte groups (the first conv, C = 3): the
    * KW * Cg contiguous bytes of a window row, rounded up to 4, are one K
    * chunk (the bytes past it meet zero weights) */
+  int64_t rowb = g->KW * g->Cg; /* bytes of a window row */
   p->rowwin = g->G == 1 && g->dw == 1 && g->KW > 1 && g->Cg % 4 != 0 &&
-              g->KW * g->Cg <= 64;
-  p->Kc = p->rowwin ? (g->KW * g->Cg + 3) / 4 * 4 : k_chunk(g->Cg);
+              rowb <= 64;
+  /* few channels in 4-byte groups (SqueezeNet's 16 and 32): a window row
+   * in 64-byte chunks takes fewer tdpbusd than a tap per chunk (3x3 of
+   * 16 channels: 3 steps of 48 bytes, not 9 of 16); below 16 channels a
+   * tap the VNNI kernel keeps them, as before */
+  int64_t kt = k_chunk(g->Cg);
+  if (g->G == 1 && g->dw == 1 && g->KW > 1 && kt >= 16 && kt < 64 &&
+      ceil_div(rowb, 64) < g->KW * (g->Cg / kt))
+    p->rowwin = true;
+  p->Kc = !p->rowwin ? kt : rowb > 64 ? 64 : (rowb + 3) / 4 * 4;
   /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
   if (p->Kc < 16 || g->Mg < 8)
     return false;
-  p->nkc = p->rowwin ? 1 : g->Cg / p->Kc;
+  p->nkc = p->rowwin ? ceil_div(rowb, p->Kc) : g->Cg / p->Kc;
   p->KWk = p->rowwin ? 1 : g->KW;
   p->nsteps = g->KH * p->KWk * p->nkc;
   p->flat = g->sw == 1 && g->sh == 1;
@@ -490,7 +502,8 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
   if (!plan(a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  /* row windows read up to 3 bytes past a row: never in place */
+  /* row windows read past a row (up to 3 bytes, or the rest of a 64-byte
+   * chunk): never in place, the copy has 64 bytes to spare */
   cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, true, g->Cg, a->zpx,
                 &p.pn, p.rowwin);
   if (!plan_pixels(g, &p))
