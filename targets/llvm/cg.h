@@ -476,6 +476,10 @@ bool cg_qadd_is_fused(cg *c, const quill_op *add);
 /* The views of conv's fused qadd when the epilogue can take it (channels
  * contiguous in the other operand and the result); false otherwise. */
 bool cg_conv_add_init(cg *c, const quill_op *conv, cg_conv_add *fa);
+/* The qadd of the conv's requantized value r and the other operand's o
+ * (i32 vectors of storage values), in the qadd's operand order. */
+LLVMValueRef cg_conv_add_apply(cg *c, const cg_conv_add *fa, LLVMValueRef r,
+                               LLVMValueRef o);
 
 /* lower_qelt.c: the qadd's float form (operands of at most 16 bits, f32)
  * on vectors of i32 operand values, lane by lane as the scalar loop;

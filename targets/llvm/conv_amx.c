@@ -18,12 +18,16 @@
  *   for s in KH * KW * (Cg / Kc) steps:
  *     A[a] = load, B[b] = load, C[a][b] += A[a] . B[b]
  *   then each C tile goes to a stack buffer and the usual epilogue
- *   (bias', requantization, store, masked for a partial channel block)
+ *   (bias', requantization, a fused residual qadd (fuse_add.c), store,
+ *   masked for a partial channel block)
  *
  * Kc is the largest multiple of 4 up to 64 dividing Cg. Channels that do
  * not fill 4-byte groups (the first conv, C = 3) use row windows as the
  * VNNI kernel does: the KW * Cg contiguous panel bytes of a window row,
  * rounded up to 4, are one K chunk (the extra bytes meet zero weights).
+ * So do few channels in 4-byte groups when that takes fewer steps (Cg =
+ * 16: a 3-tap row of 48 bytes is one chunk; Cg = 32: 96 bytes are chunks
+ * of 64 and 32, the last read as 64 with zero weights past the row).
  *
  * Virtual pixels: with strides 1 the panel is read as one long row of width
  * Wp, pixel (oh, ow) being virtual pixel oh * Wp + ow, so a tile may span
@@ -51,7 +55,7 @@
 
 typedef struct amx_plan {
   int64_t Kc, nkc, nsteps; /* bytes per K chunk, chunks per tap, K steps */
-  bool rowwin;             /* a window row (KW * Cg bytes) is one K chunk */
+  bool rowwin;             /* window rows (KW * Cg bytes) in K chunks */
   int64_t KWk;             /* taps along a row the steps go over */
   int64_t TR;              /* rows of the A and C tiles (pixels) */
   unsigned NA, NB;         /* A and B tiles per block */
@@ -86,13 +90,22 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
   /* channels that do not fill 4-byte groups (the first conv, C = 3): the
    * KW * Cg contiguous bytes of a window row, rounded up to 4, are one K
    * chunk (the bytes past it meet zero weights) */
+  int64_t rowb = g->KW * g->Cg; /* bytes of a window row */
   p->rowwin = g->G == 1 && g->dw == 1 && g->KW > 1 && g->Cg % 4 != 0 &&
-              g->KW * g->Cg <= 64;
-  p->Kc = p->rowwin ? (g->KW * g->Cg + 3) / 4 * 4 : k_chunk(g->Cg);
+              rowb <= 64;
+  /* few channels in 4-byte groups (SqueezeNet's 16 and 32): a window row
+   * in 64-byte chunks takes fewer tdpbusd than a tap per chunk (3x3 of
+   * 16 channels: 3 steps of 48 bytes, not 9 of 16); below 16 channels a
+   * tap the VNNI kernel keeps them, as before */
+  int64_t kt = k_chunk(g->Cg);
+  if (g->G == 1 && g->dw == 1 && g->KW > 1 && kt >= 16 && kt < 64 &&
+      ceil_div(rowb, 64) < g->KW * (g->Cg / kt))
+    p->rowwin = true;
+  p->Kc = !p->rowwin ? kt : rowb > 64 ? 64 : (rowb + 3) / 4 * 4;
   /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
   if (p->Kc < 16 || g->Mg < 8)
     return false;
-  p->nkc = p->rowwin ? 1 : g->Cg / p->Kc;
+  p->nkc = p->rowwin ? ceil_div(rowb, p->Kc) : g->Cg / p->Kc;
   p->KWk = p->rowwin ? 1 : g->KW;
   p->nsteps = g->KH * p->KWk * p->nkc;
   p->flat = g->sw == 1 && g->sh == 1;
@@ -192,85 +205,147 @@ static LLVMValueRef tile_load(cg *c, int64_t rows, int64_t colsb,
 typedef struct amx_block {
   const cg_dot_args *a;
   const amx_plan *p;
-  LLVMValueRef panel, wtile, offs, biasp, yb, cbuf;
+  LLVMValueRef panel, wtile, offs, biasp, yb, ob, cbuf;
   LLVMValueRef n, chbase, valid;
 } amx_block;
 
-/* Store C tile (ai, b) of the block whose first virtual pixel is f0 in
- * virtual row vr, parked at cb; rows before `from` belong to the block
- * before. ai and b are run-time values: one copy of this code serves every
- * tile of a block (the code of 4 copies per block cost compile time). */
-static void epilogue(cg *c, const amx_block *k, LLVMValueRef cb,
-                     LLVMValueRef ai, LLVMValueRef b, LLVMValueRef vr,
-                     LLVMValueRef f0, LLVMValueRef from) {
+/* Element offset of (n, ch, oh, ow) in v (an NCHW view). */
+static LLVMValueRef pixel_offset(cg *c, const amx_block *k, const cg_view *v,
+                                 LLVMValueRef oh, LLVMValueRef ow,
+                                 LLVMValueRef ch) {
+  return LLVMBuildAdd(
+      c->b,
+      LLVMBuildAdd(c->b,
+                   LLVMBuildMul(c->b, k->n, cg_i64c(c, v->strides[0]), ""),
+                   LLVMBuildMul(c->b, oh, cg_i64c(c, v->strides[2]), ""), ""),
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ow, cg_i64c(c, v->strides[3]), ""),
+                   LLVMBuildMul(c->b, ch, cg_i64c(c, v->strides[1]), ""), ""),
+      "");
+}
+
+/* Store the block whose first virtual pixel is f0 in virtual row vr, its
+ * C tiles parked in k->cbuf; pixels before `from` belong to the block
+ * before. Pixel by pixel, all NB channel vectors of a pixel together: the
+ * pixel's position (carried from row to row, no division) and its checks
+ * serve NB vectors, and the bias and requantization vectors of the NB
+ * channel blocks stay in registers. */
+static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
+                     LLVMValueRef f0, LLVMValueRef from, unsigned NA) {
   const cg_dot_args *a = k->a;
   const amx_plan *p = k->p;
   const cg_conv_geom *g = &a->g;
   const cg_view *y = &a->y;
+  unsigned NB = p->NB;
   LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
-  LLVMValueRef b16 = LLVMBuildMul(c->b, b, cg_i64c(c, 16), "");
-  LLVMValueRef ch = LLVMBuildAdd(c->b, k->chbase, b16, "");
-  LLVMValueRef left = LLVMBuildSub(c->b, k->valid, b16, "");
-  LLVMValueRef bias = cg_load(c, vt, cg_gep(c, c->t_i32, k->biasp, ch), 4);
+  const cg_conv_add *fa = a->add;
   bool raw = a->rq->raw;
+  LLVMTypeRef oet = fa ? cg_elem_type(c, fa->other.elem) : NULL;
+  LLVMTypeRef ovt = fa ? LLVMVectorType(oet, 16) : NULL;
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, 16);
   unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
-  cg_if has;
-  cg_if_begin(c, &has,
-              LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
-  LLVMValueRef mask = cg_lane_mask(c, left, 16);
-  cg_loop lr;
-  cg_for(c, &lr, 0, p->TR, 1);
-  LLVMValueRef f = LLVMBuildAdd(
-      c->b, f0,
-      LLVMBuildAdd(c->b, lr.i, LLVMBuildMul(c->b, ai, cg_i64c(c, p->TR), ""),
-                   ""),
-      "");
-  LLVMValueRef oh, ow, keep = LLVMBuildICmp(c->b, LLVMIntSGE, f, from, "");
-  if (p->flat && g->OH == 1) {
-    /* one output row (every qmatmul): f < vcount = OW, no division */
-    oh = cg_i64c(c, 0);
-    ow = f;
-  } else if (p->flat) {
-    oh = LLVMBuildUDiv(c->b, f, cg_i64c(c, p->pn.Wp), "");
-    ow = LLVMBuildURem(c->b, f, cg_i64c(c, p->pn.Wp), "");
-    keep = LLVMBuildAnd(
-        c->b, keep, LLVMBuildICmp(c->b, LLVMIntSLT, ow, cg_i64c(c, g->OW), ""),
-        "");
-  } else {
-    oh = vr;
-    ow = f;
+  LLVMValueRef ch[2], left[2], bias[2], mask[2];
+  for (unsigned b = 0; b < NB; b++) {
+    ch[b] = LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * b), "");
+    left[b] = LLVMBuildSub(c->b, k->valid, cg_i64c(c, 16 * b), "");
+    bias[b] = cg_load(c, vt, cg_gep(c, c->t_i32, k->biasp, ch[b]), 4);
+    mask[b] = cg_lane_mask(c, left[b], 16);
   }
-  cg_if st;
-  cg_if_begin(c, &st, keep);
-  LLVMValueRef acc = cg_load(
-      c, vt, cg_gep8(c, cb, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 64), "")), 64);
-  LLVMValueRef r =
-      cg_requant_apply(c, a->rq, LLVMBuildAdd(c->b, acc, bias, ""), ch, true);
-  if (!raw)
-    r = LLVMBuildTrunc(c->b, r, yvt, "");
-  LLVMValueRef yo = LLVMBuildAdd(
-      c->b,
-      LLVMBuildAdd(c->b,
-                   LLVMBuildMul(c->b, k->n, cg_i64c(c, y->strides[0]), ""),
-                   LLVMBuildMul(c->b, oh, cg_i64c(c, y->strides[2]), ""), ""),
-      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, ow, cg_i64c(c, y->strides[3]), ""),
-                   ch, ""),
-      "");
-  LLVMValueRef yp = cg_gep(c, yet, k->yb, yo);
-  cg_if full;
-  cg_if_begin(c, &full,
-              LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, 16), ""));
-  cg_store(c, r, yp, yal);
-  cg_if_else(c, &full);
-  LLVMTypeRef ov[2] = {yvt, c->t_ptr};
-  cg_intrinsic(c, "llvm.masked.store", ov, 2,
-               (LLVMValueRef[]){r, yp, cg_i32c(c, yal), mask}, 4);
-  cg_if_end(c, &full);
-  cg_if_end(c, &st);
-  cg_loop_end(c, &lr);
-  cg_if_end(c, &has);
+  /* the pixel's output row and column, carried along (flat: the virtual
+   * pixel f is row f / Wp, column f % Wp; else row vr, column f) */
+  LLVMValueRef oh_v = cg_var(c, c->t_i64, "oh");
+  LLVMValueRef ow_v = cg_var(c, c->t_i64, "ow");
+  for (unsigned ai = 0; ai < NA; ai++) {
+    LLVMValueRef fa0 = LLVMBuildAdd(c->b, f0, cg_i64c(c, ai * p->TR), "");
+    if (p->flat && g->OH > 1) {
+      cg_store(c, LLVMBuildUDiv(c->b, fa0, cg_i64c(c, p->pn.Wp), ""), oh_v, 8);
+      cg_store(c, LLVMBuildURem(c->b, fa0, cg_i64c(c, p->pn.Wp), ""), ow_v, 8);
+    } else {
+      cg_store(c, p->flat ? cg_i64c(c, 0) : vr, oh_v, 8);
+      cg_store(c, fa0, ow_v, 8);
+    }
+    LLVMValueRef cb = cg_gep8(c, k->cbuf, cg_i64c(c, ai * NB * 1024));
+    cg_loop lr;
+    cg_for(c, &lr, 0, p->TR, 1);
+    LLVMValueRef oh = cg_load(c, c->t_i64, oh_v, 8);
+    LLVMValueRef ow = cg_load(c, c->t_i64, ow_v, 8);
+    LLVMValueRef keep = LLVMBuildICmp(
+        c->b, LLVMIntSGE, LLVMBuildAdd(c->b, fa0, lr.i, ""), from, "");
+    if (p->flat && g->OH > 1) {
+      keep = LLVMBuildAnd(
+          c->b, keep,
+          LLVMBuildICmp(c->b, LLVMIntSLT, ow, cg_i64c(c, g->OW), ""), "");
+      /* the next pixel: the next column, or the next row's first */
+      LLVMValueRef ow1 = LLVMBuildAdd(c->b, ow, cg_i64c(c, 1), "");
+      LLVMValueRef wrap =
+          LLVMBuildICmp(c->b, LLVMIntEQ, ow1, cg_i64c(c, p->pn.Wp), "");
+      cg_store(c, LLVMBuildSelect(c->b, wrap, cg_i64c(c, 0), ow1, ""), ow_v,
+               8);
+      cg_store(c,
+               LLVMBuildAdd(c->b, oh, LLVMBuildZExt(c->b, wrap, c->t_i64, ""),
+                            ""),
+               oh_v, 8);
+    } else {
+      cg_store(c, LLVMBuildAdd(c->b, ow, cg_i64c(c, 1), ""), ow_v, 8);
+    }
+    cg_if st;
+    cg_if_begin(c, &st, keep);
+    LLVMValueRef yo = pixel_offset(c, k, y, oh, ow, k->chbase);
+    LLVMValueRef oo = fa ? pixel_offset(c, k, &fa->other, oh, ow, k->chbase)
+                         : NULL;
+    for (unsigned b = 0; b < NB; b++) {
+      LLVMValueRef acc = cg_load(
+          c, vt,
+          cg_gep8(c, cb,
+                  LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lr.i, cg_i64c(c, 64), ""),
+                               cg_i64c(c, b * 1024), "")),
+          64);
+      LLVMValueRef r = cg_requant_apply(
+          c, a->rq, LLVMBuildAdd(c->b, acc, bias[b], ""), ch[b], true);
+      if (!raw && !fa)
+        r = LLVMBuildTrunc(c->b, r, yvt, "");
+      LLVMValueRef yp = cg_gep(
+          c, yet, k->yb, LLVMBuildAdd(c->b, yo, cg_i64c(c, 16 * b), ""));
+      LLVMValueRef op =
+          fa ? cg_gep(c, oet, k->ob,
+                      LLVMBuildAdd(c->b, oo, cg_i64c(c, 16 * b), ""))
+             : NULL;
+      cg_if full, any;
+      cg_if_begin(c, &full, LLVMBuildICmp(c->b, LLVMIntSGE, left[b],
+                                          cg_i64c(c, 16), ""));
+      LLVMValueRef val = r;
+      if (fa) /* the residual qadd (fuse_add.c) */
+        val = LLVMBuildTrunc(
+            c->b,
+            cg_conv_add_apply(
+                c, fa, r,
+                cg_widen_int(c, fa->other.elem, cg_load(c, ovt, op, 1), vt)),
+            yvt, "");
+      cg_store(c, val, yp, yal);
+      cg_if_else(c, &full);
+      cg_if_begin(c, &any, LLVMBuildICmp(c->b, LLVMIntSGT, left[b],
+                                         cg_i64c(c, 0), ""));
+      val = r;
+      if (fa) { /* the other operand's lanes past the channels: not read */
+        LLVMTypeRef olt[2] = {ovt, c->t_ptr};
+        LLVMValueRef o = cg_intrinsic(
+            c, "llvm.masked.load", olt, 2,
+            (LLVMValueRef[]){op, cg_i32c(c, 1), mask[b], LLVMConstNull(ovt)},
+            4);
+        val = LLVMBuildTrunc(
+            c->b,
+            cg_conv_add_apply(c, fa, r, cg_widen_int(c, fa->other.elem, o, vt)),
+            yvt, "");
+      }
+      LLVMTypeRef ov[2] = {yvt, c->t_ptr};
+      cg_intrinsic(c, "llvm.masked.store", ov, 2,
+                   (LLVMValueRef[]){val, yp, cg_i32c(c, yal), mask[b]}, 4);
+      cg_if_end(c, &any);
+      cg_if_end(c, &full);
+    }
+    cg_if_end(c, &st);
+    cg_loop_end_nounroll(c, &lr);
+  }
 }
 
 /* One block: NA x NB accumulator tiles over every K step, then stored. */
@@ -347,13 +422,7 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
                                   cg_gep8(c, k->cbuf, cg_i64c(c, t * 1024)),
                                   cg_i64c(c, 64), phis[t]},
                  5);
-  cg_loop lt;
-  cg_for(c, &lt, 0, nc, 1);
-  epilogue(c, k, cg_gep8(c, k->cbuf, LLVMBuildMul(c->b, lt.i,
-                                                  cg_i64c(c, 1024), "")),
-           LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, NB), ""),
-           LLVMBuildURem(c->b, lt.i, cg_i64c(c, NB), ""), vr, f0, from);
-  cg_loop_end_nounroll(c, &lt);
+  epilogue(c, k, vr, f0, from, NA);
 }
 
 static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
@@ -371,6 +440,8 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   k.a = a;
   k.p = p;
   k.yb = cg_view_base(c, &a->y);
+  if (a->add)
+    k.ob = cg_view_base(c, &a->add->other);
   k.biasp = bg;
   k.offs = og;
   k.cbuf = cg_var(c, LLVMArrayType2(c->t_i32, 4 * 256), "cbuf");
@@ -431,7 +502,8 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
   if (!plan(a, &p))
     return QUILL_ERR_INTERNAL;
   const cg_conv_geom *g = &a->g;
-  /* row windows read up to 3 bytes past a row: never in place */
+  /* row windows read past a row (up to 3 bytes, or the rest of a 64-byte
+   * chunk): never in place, the copy has 64 bytes to spare */
   cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, true, g->Cg, a->zpx,
                 &p.pn, p.rowwin);
   if (!plan_pixels(g, &p))

@@ -542,16 +542,6 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
   }
 }
 
-/* The fused qadd of the conv's requantized value r and the other
- * operand's o (both i32 vectors of storage values), in the qadd's operand
- * order. */
-static LLVMValueRef fused_add(cg *c, const cg_conv_add *fa, LLVMValueRef r,
-                              LLVMValueRef o) {
-  return fa->conv_operand == 0
-             ? cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, r, o)
-             : cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, o, r);
-}
-
 /* One tile of P pixels starting at flattened pixel p0. When the tile
  * cannot straddle rows (OW % PIX == 0), pixel q is at a constant offset
  * from pixel 0; otherwise each pixel's offsets are computed on entry.
@@ -716,7 +706,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
                            LLVMBuildAdd(c->b, bo[q], cg_i64c(c, v * VL), "")),
                     1),
             vt);
-        val = LLVMBuildTrunc(c->b, fused_add(c, fa, r[q], ov), yvt, "");
+        val = LLVMBuildTrunc(c->b, cg_conv_add_apply(c, fa, r[q], ov), yvt, "");
       }
       cg_store(c, val,
                cg_gep(c, yet, s->yb,
@@ -741,7 +731,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
                              cg_i32c(c, 1), mask, LLVMConstNull(ovt)},
             4);
         val = LLVMBuildTrunc(
-            c->b, fused_add(c, fa, r[q], cg_widen_int(c, fa->other.elem, o, vt)),
+            c->b, cg_conv_add_apply(c, fa, r[q], cg_widen_int(c, fa->other.elem, o, vt)),
             yvt, "");
       }
       cg_intrinsic(c, "llvm.masked.store", ov, 2,

@@ -9,8 +9,8 @@
  *   %s = qadd %y, %skip         (float form, relu as act_min)
  *
  * Lowered op by op, the conv writes %y and a qadd stage reads %y and
- * %skip back and writes %s. Here the conv's dot kernel (conv_dot.c, not
- * the amx path) requantizes each accumulator vector to %y's value as
+ * %skip back and writes %s. Here the conv's dot kernel (conv_dot.c, or
+ * conv_amx.c's epilogue) requantizes each accumulator vector to %y's value as
  * before, loads the matching vector of %skip, and runs the qadd's
  * float form on the pair (cg_qadd_vec: the qadd lowering's own f32
  * operations, lane by lane) before storing into %s's buffer:
@@ -18,7 +18,7 @@
  *   acc -> requant (y, clamped as %y's storage) -> qadd(y, skip) -> %s
  *
  * so the bits are those of the two ops. When the conv takes another path
- * (amx, depthwise, portable) or the views do not fit (channels of %skip
+ * (depthwise, portable) or the views do not fit (channels of %skip
  * or %s not contiguous), the conv writes %y and the qadd is emitted right
  * after it as its own stage. Either way the qadd's own lowering emits
  * nothing, and the memory plan keeps %s live from the conv on (%y keeps a
@@ -86,4 +86,11 @@ bool cg_conv_add_init(cg *c, const quill_op *conv, cg_conv_add *fa) {
   fa->add = add;
   fa->recip = cg_qadd_recip(add, &fa->inv_y);
   return true;
+}
+
+LLVMValueRef cg_conv_add_apply(cg *c, const cg_conv_add *fa, LLVMValueRef r,
+                               LLVMValueRef o) {
+  return fa->conv_operand == 0
+             ? cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, r, o)
+             : cg_qadd_vec(c, fa->add, fa->recip, fa->inv_y, o, r);
 }

@@ -483,7 +483,7 @@ CG_LOWER(cg_lower_qconv2d) {
     st = cg_conv_portable(c, op, &g, &q);
   } else if (dot_args(c, op, &g, &q, &a)) {
     if (!q.rq.raw && cg_conv_add_init(c, op, &fa) && !cg_dw_applies(c, &a) &&
-        cg_dot_applies(c, &a) && !cg_amx_applies(c, &a)) {
+        cg_dot_applies(c, &a)) {
       cg_view y = a.y;
       a.y = fa.y;
       a.add = &fa;

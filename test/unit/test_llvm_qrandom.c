@@ -891,7 +891,7 @@ static void const_weight(gen *g, const char *name, int64_t M, int64_t Cg,
 /* A conv whose one user is a qadd with a tensor computed before it (a 1x1
  * conv of a second input, so channels-last like a ResNet skip) and whose
  * sum feeds a 1x1 conv: the qadd runs in the conv's epilogue on the dot
- * paths (on amx, or with the two convs' order swapped, or the sum also
+ * and amx paths (with the two convs' order swapped, or the sum also
  * returned, it is its own stage). Any conv geometry and requantization,
  * M channels with partial vectors, u8/i8 everywhere, the qadd's float
  * form with every rounding and sometimes a relu-like clamp. */
