@@ -31,8 +31,6 @@
 
 #include "types_fwd.h"
 
-QUILL_BEGIN_DECLS
-
 #define QUILL_QNORM_MAX_ROW 16383  /* N: sqrt(N - 1) * 2^24 < 2^31 */
 #define QUILL_QNORM_Z_BITS 24      /* the normalized value's fraction bits */
 #define QUILL_QNORM_MAX_EPS (INT64_C(1) << 60) /* epsilon_q <= 2^60 */
@@ -61,6 +59,5 @@ bool quill_qnorm_fold(size_t n, double eps, double sx, double sy,
                       int32_t *b, int *G, int *F, int64_t *E,
                       const char **why);
 
-QUILL_END_DECLS
 
 #endif /* QUILL_IR_QNORM_H */

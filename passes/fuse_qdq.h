@@ -1,6 +1,7 @@
 /*
  * fuse_qdq.h - private to the fuse-qdq pass (passes/fuse_qdq.c, the pass and
- * its helpers; passes/fuse_qdq_patterns.c, the patterns).
+ * its helpers; passes/fuse_qdq_patterns.c and fuse_qdq_tables.c, the
+ * patterns).
  *
  * The patterns share one quill_fqdq state (through quill_pattern.data):
  * the backend's numerics and the per-opcode rewrite counts the pass turns

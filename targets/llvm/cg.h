@@ -190,6 +190,14 @@ cg_value *cg_val(cg *c, const quill_value *v);
 /* The lowering emits a located error at the op being lowered. */
 quill_status cg_op_error(cg *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The op's 'axis' attribute (default -1, negative counts from the end) as
+ * a dim of a rank-`rank` value; an error naming it when out of range. */
+quill_status cg_op_axis(cg *c, unsigned rank, unsigned *ax);
+/* The element offsets in x and y of row `row` of a row-wise op along ax
+ * (softmax, layer_norm): rows enumerate every other dim in logical order. */
+void cg_row_offsets(cg *c, LLVMValueRef row, const cg_view *x,
+                    const cg_view *y, unsigned ax, LLVMValueRef *ox,
+                    LLVMValueRef *oy);
 
 /* entry.c: NAME_run and NAME_run_argv (pool: the JIT's pool global, or
  * NULL). Failures go to c->status. */

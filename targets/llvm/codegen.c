@@ -13,6 +13,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "ir/shape.h"
 #include "ir/strbuf.h"
 #include "targets/llvm/cg_compiled.h"
 
@@ -212,6 +213,30 @@ quill_status cg_op_error(cg *c, const char *fmt, ...) {
   quill_error(c->ctx, quill_op_loc(c->op), "llvm: '%s': %s",
               quill_op_name(c->op), msg);
   return QUILL_ERR_INVALID;
+}
+
+quill_status cg_op_axis(cg *c, unsigned rank, unsigned *ax) {
+  if (!quill_shape_norm_axis(quill_op_attr_int(c->op, "axis", -1), rank, ax))
+    return cg_op_error(c, "'axis' is out of range");
+  return QUILL_OK;
+}
+
+void cg_row_offsets(cg *c, LLVMValueRef row, const cg_view *x,
+                    const cg_view *y, unsigned ax, LLVMValueRef *ox,
+                    LLVMValueRef *oy) {
+  LLVMValueRef rem = row;
+  *ox = cg_i64c(c, 0);
+  *oy = cg_i64c(c, 0);
+  for (unsigned d = x->rank; d-- > 0;) {
+    if (d == ax)
+      continue;
+    LLVMValueRef i = LLVMBuildURem(c->b, rem, cg_i64c(c, x->dims[d]), "");
+    rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, x->dims[d]), "");
+    *ox = LLVMBuildAdd(c->b, *ox,
+                       LLVMBuildMul(c->b, i, cg_i64c(c, x->strides[d]), ""), "");
+    *oy = LLVMBuildAdd(c->b, *oy,
+                       LLVMBuildMul(c->b, i, cg_i64c(c, y->strides[d]), ""), "");
+  }
 }
 
 static bool static_tensor(const quill_type *t) {

@@ -570,12 +570,9 @@ CG_LOWER(cg_lower_softmax) {
   if (fo.q)
     y = fo.view; /* store into the fused quantize's result (fuse_qdq.c) */
   unsigned r = x.rank, ax;
-  int64_t a = quill_op_attr_int(op, "axis", -1);
-  if (a < 0)
-    a += r;
-  if (a < 0 || a >= (int64_t)r)
-    return cg_op_error(c, "'axis' is out of range");
-  ax = (unsigned)a;
+  quill_status ast = cg_op_axis(c, r, &ax);
+  if (ast)
+    return ast;
   bool logsm = quill_op_opcode(op) == QUILL_OP_LOG_SOFTMAX;
   int64_t len = x.dims[ax], rows = 1;
   for (unsigned d = 0; d < r; d++)
@@ -589,15 +586,8 @@ CG_LOWER(cg_lower_softmax) {
   LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
   cg_loop lt, lk;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef rem = lt.i, ox = cg_i64c(c, 0), oy = cg_i64c(c, 0);
-  for (unsigned d = r; d-- > 0;) {
-    if (d == ax)
-      continue;
-    LLVMValueRef i = LLVMBuildURem(c->b, rem, cg_i64c(c, x.dims[d]), "");
-    rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, x.dims[d]), "");
-    ox = LLVMBuildAdd(c->b, ox, LLVMBuildMul(c->b, i, cg_i64c(c, x.strides[d]), ""), "");
-    oy = LLVMBuildAdd(c->b, oy, LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
-  }
+  LLVMValueRef ox, oy;
+  cg_row_offsets(c, lt.i, &x, &y, ax, &ox, &oy);
   if (!logsm) {
     f32_softmax_row(c, &x, &y, ax, len, xb, yb, ox, oy, &fo, tab);
     cg_loop_end(c, &lt);

@@ -364,13 +364,11 @@ CG_LOWER(cg_lower_layer_norm) {
     return fst;
   if (fo.q)
     y = fo.view; /* store into the fused quantize's result */
-  unsigned r = x.rank;
-  int64_t a = quill_op_attr_int(op, "axis", -1);
-  if (a < 0)
-    a += r;
-  if (a < 0 || a >= (int64_t)r)
-    return cg_op_error(c, "'axis' is out of range");
-  unsigned ax = (unsigned)a, nd = r - ax;
+  unsigned r = x.rank, ax;
+  quill_status ast = cg_op_axis(c, r, &ax);
+  if (ast)
+    return ast;
+  unsigned nd = r - ax;
   if (y.rank != r || memcmp(y.dims, x.dims, r * sizeof *x.dims))
     return cg_op_error(c, "result shape differs from operand");
   double eps = quill_op_attr_number(op, "epsilon", 1e-5);
@@ -547,13 +545,11 @@ CG_LOWER(cg_lower_qlayer_norm) {
   cg_view bv = cg_value_view(c, quill_op_operand(op, 2));
   if (!quill_type_is_quant(x.elem) || !quill_type_is_quant(y.elem))
     return cg_op_error(c, "expects a quantized operand and result");
-  unsigned r = x.rank;
-  int64_t a = quill_op_attr_int(op, "axis", -1);
-  if (a < 0)
-    a += r;
-  if (a < 0 || a >= (int64_t)r)
-    return cg_op_error(c, "'axis' is out of range");
-  unsigned ax = (unsigned)a, nd = r - ax;
+  unsigned r = x.rank, ax;
+  quill_status ast = cg_op_axis(c, r, &ax);
+  if (ast)
+    return ast;
+  unsigned nd = r - ax;
   if (y.rank != r || memcmp(y.dims, x.dims, r * sizeof *x.dims))
     return cg_op_error(c, "result shape differs from operand");
   int64_t outer = 1, inner = 1;

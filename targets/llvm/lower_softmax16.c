@@ -71,13 +71,10 @@ bool cg_softmax_is_i16(const quill_op *op) {
 CG_LOWER(cg_lower_softmax_i16) {
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
-  unsigned r = x.rank;
-  int64_t a = quill_op_attr_int(op, "axis", -1);
-  if (a < 0)
-    a += r;
-  if (a < 0 || a >= (int64_t)r)
-    return cg_op_error(c, "'axis' is out of range");
-  unsigned ax = (unsigned)a;
+  unsigned r = x.rank, ax;
+  quill_status ast = cg_op_axis(c, r, &ax);
+  if (ast)
+    return ast;
   quill_tfl16_softmax p;
   if (!quill_tfl16_softmax_init(&p, quill_type_quant_scales(x.elem)[0], 1.0))
     return cg_op_error(c, "the input scale has no int16 softmax rescale");
@@ -101,17 +98,8 @@ CG_LOWER(cg_lower_softmax_i16) {
   LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
   cg_loop lt, lk;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef rem = lt.i, ox = cg_i64c(c, 0), oy = cg_i64c(c, 0);
-  for (unsigned d = r; d-- > 0;) {
-    if (d == ax)
-      continue;
-    LLVMValueRef i = LLVMBuildURem(c->b, rem, cg_i64c(c, x.dims[d]), "");
-    rem = LLVMBuildUDiv(c->b, rem, cg_i64c(c, x.dims[d]), "");
-    ox = LLVMBuildAdd(c->b, ox,
-                      LLVMBuildMul(c->b, i, cg_i64c(c, x.strides[d]), ""), "");
-    oy = LLVMBuildAdd(c->b, oy,
-                      LLVMBuildMul(c->b, i, cg_i64c(c, y.strides[d]), ""), "");
-  }
+  LLVMValueRef ox, oy;
+  cg_row_offsets(c, lt.i, &x, &y, ax, &ox, &oy);
 #define AT(base, o, s, k)                                                      \
   cg_gep(c, c->t_i16, base,                                                    \
          LLVMBuildAdd(c->b, o, LLVMBuildMul(c->b, k, cg_i64c(c, s), ""), ""))
