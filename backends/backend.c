@@ -187,7 +187,7 @@ const char *quill_backend_derive(quill_context *ctx, const char *base,
     return NULL;
   }
   json_t *own = root ? json_object_get(root, "overrides") : NULL;
-  if (root && !own && json_object_set(root, "overrides", json_array()) == 0)
+  if (root && !own && json_object_set_new(root, "overrides", json_array()) == 0)
     own = json_object_get(root, "overrides");
   char *text = own && json_array_extend(own, add) == 0
                    ? json_dumps(root, JSON_COMPACT)
