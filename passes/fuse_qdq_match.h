@@ -13,13 +13,19 @@ typedef quill_fqdq fqdq;
 
 static inline fqdq *state(const quill_pattern *p) { return (fqdq *)p->data; }
 
-/* Whether op must stay float: kept float by the user (insert-observers
- * marks it `keep_float`), or of an opcode the backend keeps float.
- * In the reference form such an op can sit between a dequantize and a
- * quantize like a quantized one; only this tells them apart. */
-static inline bool stays_float(const fqdq *f, const quill_op *op) {
+/* Kept float by the user (insert-observers marks it `keep_float`). */
+static inline bool kept_float(const quill_op *op) {
   const quill_attr *k = quill_op_attr(op, "keep_float");
-  if (k && quill_attr_kind_of(k) == QUILL_ATTR_BOOL && quill_attr_bool_value(k))
+  return k && quill_attr_kind_of(k) == QUILL_ATTR_BOOL &&
+         quill_attr_bool_value(k);
+}
+
+/* Whether op must stay float: kept float by the user, or of an opcode the
+ * backend keeps float. In the reference form such an op can sit between a
+ * dequantize and a quantize like a quantized one; only this tells them
+ * apart. */
+static inline bool stays_float(const fqdq *f, const quill_op *op) {
+  if (kept_float(op))
     return true;
   return f->backend && quill_backend_keeps_float(f->backend, quill_op_opcode(op));
 }

@@ -205,10 +205,7 @@ quill_match_result quill_fqdq_match_layer_norm(const quill_pattern *p,
   if (!op || quill_op_opcode(op) != QUILL_OP_LAYER_NORM ||
       strcmp(str_attr(op, "numerics", "f64"), "integer") != 0)
     return QUILL_MATCH_FAILURE; /* a float layer_norm by choice: no log */
-  const quill_attr *k = quill_op_attr(op, "keep_float");
-  if (!quill_fqdq_only_use(quill_op_result(op, 0), q) ||
-      (k && quill_attr_kind_of(k) == QUILL_ATTR_BOOL &&
-       quill_attr_bool_value(k)))
+  if (!quill_fqdq_only_use(quill_op_result(op, 0), q) || kept_float(op))
     return no_producer(rw, q, layer_norm_ops);
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *y = quill_op_result(q, 0);
