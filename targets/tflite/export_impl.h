@@ -181,6 +181,12 @@ void tx_tensor_set_quant(tflite_exporter *ex, int32_t t, const quill_type *q,
 /* Append an op from the current Quill op. */
 tx_op *tx_emit(tflite_exporter *ex, int32_t builtin, unsigned nin,
                const int32_t *ins, unsigned nout, const int32_t *outs);
+/* tx_emit of one input and one output with options table `opt` (NULL if
+ * either tensor is missing); ops_misc.c. */
+tx_op *tx_emit1(tflite_exporter *ex, int32_t builtin, uint8_t opt, int32_t in,
+                int32_t out);
+/* Tensor `to` takes the quantization of tensor `from`; ops_misc.c. */
+void tx_copy_quant(tflite_exporter *ex, int32_t to, int32_t from);
 void tx_opt_int(tflite_exporter *ex, tx_op *o, unsigned id, uint8_t kind,
                 int64_t v, int64_t dflt);
 void tx_opt_f32(tflite_exporter *ex, tx_op *o, unsigned id, float v,
