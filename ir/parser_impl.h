@@ -66,6 +66,8 @@ bool quill_parser_int64(quill_parser *p, const quill_token *tok, int64_t *out);
 /* In parse_attr.c: */
 quill_type *quill_parser_type(quill_parser *p);
 const quill_attr *quill_parser_attr(quill_parser *p);
+/* In parse_dense.c: a dense literal, at its `dense` keyword. */
+const quill_attr *quill_parser_dense(quill_parser *p);
 /* True if the current token can start a type. */
 bool quill_parser_at_type(const quill_parser *p);
 
