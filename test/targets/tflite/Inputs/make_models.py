@@ -1007,17 +1007,21 @@ def qlstm_ops(rng):
     adds the hidden state's zero point after its rescale). Bit-exact: 0
     LSB on every resolver."""
     out = []
-    for name, seq, batch, nin, h, cell, sx, zx, sy, zy in (
-            ("qlstm_h8_i4_s5_b2", 5, 2, 4, 8, -11, 0.05, -3, 0.0078125, 0),
-            ("qlstm_h16_i20_s1_b1", 1, 1, 20, 16, -15, 0.03, 7, 0.008, 5),
-            ("qlstm_h32_i20_s5_b1", 5, 1, 20, 32, -12, 0.04, 0, 0.0075, -7),
-            ("qlstm_h16_i4_s5_b2", 5, 2, 4, 16, -9, 0.06, -10, 0.0079, 2)):
+    for name, seq, batch, nin, h, cell, sx, zx, sy, zy, gain in (
+            ("qlstm_h8_i4_s5_b2", 5, 2, 4, 8, -11, 0.05, -3, 0.0078125, 0, 1),
+            ("qlstm_h16_i20_s1_b1", 1, 1, 20, 16, -15, 0.03, 7, 0.008, 5, 1),
+            ("qlstm_h32_i20_s5_b1", 5, 1, 20, 32, -12, 0.04, 0, 0.0075, -7, 1),
+            ("qlstm_h16_i4_s5_b2", 5, 2, 4, 16, -9, 0.06, -10, 0.0079, 2, 1),
+            # weights 4x larger: gate sums beyond Q3.12's +-8 (saturating
+            # to +-32767) and cell states that can reach 2^-13's end (4)
+            ("qlstm_h32_i4_s5_b2_sat", 5, 2, 4, 32, -13, 0.05, 1, 0.0078, -1,
+             4)):
         g = Graph(name)
         X = qt(sx, zx)
         x = g.arg("x", tensor([seq, batch, nin], X))
-        W = rng.standard_normal((4 * h, nin)) * 0.4
-        R = rng.standard_normal((4 * h, h)) * 0.3
-        B = rng.standard_normal(4 * h) * 0.3
+        W = rng.standard_normal((4 * h, nin)) * 0.4 * gain
+        R = rng.standard_normal((4 * h, h)) * 0.3 * gain
+        B = rng.standard_normal(4 * h) * 0.3 * gain
         sw = f32(np.abs(W).max() / 127.0)
         sr = f32(np.abs(R).max() / 127.0)
         wq = np.clip(np.round(W / sw), -127, 127).astype(np.int8)
