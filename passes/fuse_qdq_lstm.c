@@ -3,8 +3,8 @@
  *
  *   Q_y(lstm(DQ(x), w, r [, b]))  ->  qlstm x, w_q, r_q, b_q {cell_shift}
  *
- * under TFLite's arithmetic only (rounding "tflite", fixed point: the
- * tflite-int8 backend), with x and y int8 per tensor and w, r, b float
+ * under TFLite's arithmetic only (quill_backend_makes_qlstm: rounding
+ * "tflite", fixed point, int8 activations: tflite-int8), with x and y int8 per tensor and w, r, b float
  * constants. The other backends keep the lstm float between DQ and Q (the
  * LLVM target has no lstm or qlstm: its users import ONNX LSTMs unrolled).
  *
@@ -137,9 +137,10 @@ quill_match_result quill_fqdq_match_lstm(const quill_pattern *p,
   quill_op *op = producer(f, q, lstm_ops);
   if (!op)
     return no_producer(rw, q, lstm_ops);
-  if (!f->fixed || quill_fqdq_rounding(f, q) != QUILL_ROUND_TFLITE)
-    return quill_rewriter_fail(rw, q, "the integer lstm is TFLite's: it needs "
-                                      "\"tflite\" rounding in fixed point");
+  if (!quill_backend_makes_qlstm(f->backend))
+    return quill_rewriter_fail(rw, q, "the integer lstm is TFLite's: the "
+                                      "backend is not TFLite's int8 "
+                                      "(rounding \"tflite\", fixed point)");
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *y = quill_op_result(q, 0);
   if (!x || !i8_per_tensor(x) || !i8_per_tensor(y))
