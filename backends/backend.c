@@ -236,6 +236,11 @@ quill_rounding quill_backend_rounding(const quill_backend *b) {
 quill_requant_mode quill_backend_requant(const quill_backend *b) {
   return b->requant;
 }
+bool quill_backend_makes_qlstm(const quill_backend *b) {
+  return b && b->rounding == QUILL_ROUND_TFLITE &&
+         b->requant == QUILL_REQUANT_FIXED_POINT &&
+         quill_backend_activation(b)->storage == QUILL_TYPE_I8;
+}
 bool quill_backend_quantizes_outputs(const quill_backend *b) {
   return b->quantize_outputs;
 }

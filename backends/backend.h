@@ -106,6 +106,12 @@ const quill_quant_scheme *quill_backend_weight(const quill_backend *b);
 bool quill_backend_bias_int32(const quill_backend *b);
 quill_rounding quill_backend_rounding(const quill_backend *b);
 quill_requant_mode quill_backend_requant(const quill_backend *b);
+/* True if the backend's arithmetic is TFLite's int8 (rounding "tflite",
+ * fixed point, int8 activations): fuse-qdq then makes an lstm between a
+ * dequantize and a quantize TFLite's integer LSTM (qlstm), and the tools
+ * import ONNX LSTM nodes as lstm ops for it (quill_onnx_options.rnn_ops)
+ * instead of unrolling them. */
+bool quill_backend_makes_qlstm(const quill_backend *b);
 
 /* False if quantized ops keep float outputs: only their inputs and weights
  * are quantized (config key `quantize_outputs`, default true; PPQ's

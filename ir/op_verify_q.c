@@ -22,6 +22,10 @@
  *     x's shape, g and b tensor<N x i32> (N = the row: dims [axis, rank),
  *     at most 16383), epsilon_q in [0, 2^60], shift in [0, 37],
  *     bias_shift in [0, 24 + shift] (the arithmetic: ir/qnorm.h)
+ *   qlstm %x, %w, %r, %b {cell_shift = C}
+ *     x [seq, batch, in], w [4h, in], r [4h, h] and the result [seq,
+ *     batch, h] quantized per tensor with i8 storage, w and r with zero
+ *     point 0, b tensor<4h x i32>, C in [-15, -9] (ir/qlstm.h)
  *
  * Data movement and pooling (quill_vop_quant_passthrough): a quantized
  * operand needs a result (and, for concat, other operands) of exactly the
@@ -29,6 +33,7 @@
  * stored values without requantizing.
  */
 #include "ir/op_verify.h"
+#include "ir/qlstm.h"
 #include "ir/qnorm.h"
 #include "ir/quant.h"
 
@@ -188,6 +193,61 @@ quill_status quill_verify_qlayer_norm(quill_context *ctx, const quill_op *op) {
                                    "[0, 24 + shift]",
                           61 - QUILL_QNORM_Z_BITS);
   return QUILL_OK;
+}
+
+/* Operand i (or the result, i < 0) is quantized per tensor with i8
+ * storage (and zero point 0 if `symmetric`). */
+static quill_status qlstm_i8(quill_context *ctx, const quill_op *op, int i,
+                             bool symmetric) {
+  quill_type *e = i < 0 ? quill_type_elem(quill_vop_result_type(op, 0))
+                        : quill_vop_operand_elem(op, (unsigned)i);
+  if (!quill_type_is_quant(e) || quill_type_quant_axis_of(e) >= 0 ||
+      quill_type_kind_of(quill_type_quant_storage(e)) != QUILL_TYPE_I8 ||
+      (symmetric && quill_type_quant_zero_points(e)[0] != 0)) {
+    if (i < 0)
+      return quill_vop_fail(ctx, op, "the result must be quantized per "
+                                     "tensor with i8 storage");
+    return quill_vop_fail(ctx, op, "operand #%d must be quantized per tensor "
+                                   "with i8 storage%s",
+                          i, symmetric ? " and zero point 0" : "");
+  }
+  return QUILL_OK;
+}
+
+/* qlstm x w r b {cell_shift}: TFLite's integer LSTM (ir/qlstm.h) */
+quill_status quill_verify_qlstm(quill_context *ctx, const quill_op *op) {
+  if (qlstm_i8(ctx, op, 0, false) || qlstm_i8(ctx, op, 1, true) ||
+      qlstm_i8(ctx, op, 2, true) || qlstm_i8(ctx, op, -1, false))
+    return QUILL_ERR_INVALID;
+  quill_shape x, w, r;
+  quill_vop_operand_shape(op, 0, &x);
+  quill_vop_operand_shape(op, 1, &w);
+  quill_vop_operand_shape(op, 2, &r);
+  if (x.rank != 3 || w.rank != 2 || r.rank != 2)
+    return quill_vop_fail(ctx, op, "x must be [seq, batch, in], w [4*hidden, "
+                                   "in] and r [4*hidden, hidden]");
+  int64_t h = r.dims[1];
+  if (h <= 0 || r.dims[0] != 4 * h || w.dims[0] != 4 * h ||
+      w.dims[1] != x.dims[2])
+    return quill_vop_fail(ctx, op, "w must be [4*hidden, in] = [%lld, %lld] "
+                                   "and r [4*hidden, hidden]",
+                          (long long)(4 * h), (long long)x.dims[2]);
+  quill_type *bt = quill_vop_operand_type(op, 3);
+  if (quill_type_kind_of(quill_type_elem(bt)) != QUILL_TYPE_I32 ||
+      quill_type_rank(bt) != 1 || quill_type_dim(bt, 0) != 4 * h)
+    return quill_vop_fail(ctx, op, "b must be tensor<%lldxi32> (the gate "
+                                   "biases at s_x * s_w)",
+                          (long long)(4 * h));
+  int64_t c;
+  if (quill_vop_attr_int(ctx, op, "cell_shift", -11, &c))
+    return QUILL_ERR_INVALID;
+  if (c < QUILL_QLSTM_CELL_MIN || c > QUILL_QLSTM_CELL_MAX)
+    return quill_vop_fail(ctx, op, "'cell_shift' (%lld) must be in [-15, -9]",
+                          (long long)c);
+  quill_shape y;
+  int64_t yd[3] = {x.dims[0], x.dims[1], h};
+  quill_shape_set(&y, 3, yd);
+  return quill_vop_expect_result(ctx, op, 0, &y, NULL);
 }
 
 quill_status quill_vop_requantize_attrs(quill_context *ctx,

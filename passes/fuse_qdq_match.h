@@ -108,5 +108,8 @@ quill_match_result quill_fqdq_match_softmax16(const quill_pattern *p,
 quill_match_result quill_fqdq_match_layer_norm(const quill_pattern *p,
                                                quill_rewriter *rw,
                                                quill_op *q);
+/* fuse_qdq_lstm.c: TFLite's integer LSTM (qlstm). */
+quill_match_result quill_fqdq_match_lstm(const quill_pattern *p,
+                                         quill_rewriter *rw, quill_op *q);
 
 #endif

@@ -755,6 +755,7 @@ quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f) {
       {"qdq-add-mul", QUILL_OP_QUANTIZE, match_binary},
       {"qdq-lut", QUILL_OP_QUANTIZE, quill_fqdq_match_lut},
       {"qdq-layer-norm", QUILL_OP_QUANTIZE, quill_fqdq_match_layer_norm},
+      {"qdq-lstm", QUILL_OP_QUANTIZE, quill_fqdq_match_lstm},
       {"qdq-softmax16", QUILL_OP_QUANTIZE, quill_fqdq_match_softmax16},
       {"qdq-passthrough", QUILL_OP_QUANTIZE, match_passthrough},
       {"qdq-concat", QUILL_OP_QUANTIZE, match_concat},

@@ -57,7 +57,8 @@ typedef struct quill_onnx_options {
   /* Keep each LSTM node that Quill's `lstm` op can state (one forward
    * layer; zero or absent initial states; the default activations; no
    * peepholes, clip or input_forget; Y_c unused) as one `lstm` op, for
-   * the TFLite target's UNIDIRECTIONAL_SEQUENCE_LSTM. false: every RNN,
+   * the TFLite target's UNIDIRECTIONAL_SEQUENCE_LSTM (float, or integer
+   * once quantized for tflite-int8: qlstm). false: every RNN,
    * GRU and LSTM node is unrolled into gemm, slice, sigmoid, tanh, mul and
    * add, which every target and the quantizer take. */
   bool rnn_ops;

@@ -268,6 +268,11 @@ static quill_status check_graph(cg *c) {
                       ? " (not lowered yet: import the ONNX model, whose "
                         "LSTM nodes the importer unrolls into gemm, slice, "
                         "sigmoid, tanh, mul and add)"
+                  : quill_op_opcode(op) == QUILL_OP_QLSTM
+                      ? " (TFLite's integer LSTM, made for tflite-int8 "
+                        "only: compile the float model or one quantized "
+                        "for an llvm backend, x86-vnni, whose LSTM nodes "
+                        "the importer unrolls)"
                       : "");
       st = QUILL_ERR_UNSUPPORTED;
     } else if (why) {

@@ -170,6 +170,8 @@ static const char *const excluded[QUILL_OP_COUNT] = {
     [QUILL_OP_LSTM] = "not written yet (ONNX LSTM needs W, R and B with a "
                       "direction dim): import the ONNX model, whose LSTM "
                       "nodes the importer unrolls into exportable ops",
+    [QUILL_OP_QLSTM] = "ONNX has no integer LSTM: export the model quantized "
+                       "for another backend (tflite-int8 alone makes qlstm)",
     [QUILL_OP_QLAYER_NORM] = "ONNX has no integer LayerNormalization: quantize "
                              "with layer_norm_numerics \"f64\" or \"f32\" "
                              "(a float LayerNormalization between "

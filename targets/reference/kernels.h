@@ -232,5 +232,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_qmatmul);
 QUILL_REF_KERNEL(quill_ref_kernel_qbinary); /* qadd qmul */
 QUILL_REF_KERNEL(quill_ref_kernel_lut);
 QUILL_REF_KERNEL(quill_ref_kernel_qlayer_norm);
+/* kernels_qlstm.c */
+QUILL_REF_KERNEL(quill_ref_kernel_qlstm);
 
 #endif /* QUILL_TARGETS_REFERENCE_KERNELS_H */

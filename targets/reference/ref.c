@@ -448,6 +448,7 @@ const quill_ref_kernel quill_ref_kernels[QUILL_OP_COUNT] = {
     [QUILL_OP_QMUL] = {quill_ref_kernel_qbinary, NULL},
     [QUILL_OP_LUT] = {quill_ref_kernel_lut, NULL},
     [QUILL_OP_QLAYER_NORM] = {quill_ref_kernel_qlayer_norm, NULL},
+    [QUILL_OP_QLSTM] = {quill_ref_kernel_qlstm, NULL},
     [QUILL_OP_SCAST] = {quill_ref_kernel_scast, NULL},
     [QUILL_OP_DYNAMIC_QUANTIZE] = {quill_ref_kernel_dynamic_quantize, NULL},
     /* extension: the evaluator registered for the op's name */

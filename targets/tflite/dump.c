@@ -310,6 +310,10 @@ quill_status quill_tflite_dump(quill_context *ctx, const void *data,
       for (uint32_t k = 0; k < v.n; k++)
         fprintf(out, "%s%s", k ? ", " : " ",
                 tensor_name(&tensors, quill_fb_vec_int(&v, k, 4)));
+    if (quill_fb_get_vec(&t, TFL_OPERATOR_INTERMEDIATES, 4, &v))
+      for (uint32_t k = 0; k < v.n; k++)
+        fprintf(out, "%s%s", k ? ", " : " intermediates ",
+                tensor_name(&tensors, quill_fb_vec_int(&v, k, 4)));
     print_options(out, &t);
     fputc('\n', out);
   }

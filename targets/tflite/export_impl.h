@@ -72,6 +72,8 @@ typedef struct tx_op {
   unsigned nopts, opts_cap;
   const quill_op *src;     /* the Quill op it came from */
   int version;             /* set by versions.c */
+  int32_t *intermediates;  /* tensors the kernel reads parameters from */
+  unsigned ninter;         /* (the integer LSTM's five); 0: none */
 } tx_op;
 
 typedef struct tx_buffer {
@@ -358,6 +360,7 @@ quill_status tx_write_layer_norm(tflite_exporter *ex, const quill_op *op);
 
 /* ops_rnn.c */
 quill_status tx_write_lstm(tflite_exporter *ex, const quill_op *op);
+quill_status tx_write_qlstm(tflite_exporter *ex, const quill_op *op);
 
 /* ops_nn.c */
 quill_status tx_write_gemm(tflite_exporter *ex, const quill_op *op);

@@ -127,6 +127,8 @@ const tx_entry tx_table[QUILL_OP_COUNT] = {
     [QUILL_OP_QADD] = {tx_write_qbinary, "ADD", AG, true, TFL_OP_ADD, TFL_OPT_AddOptions, true},
     [QUILL_OP_QMUL] = {tx_write_qbinary, "MUL", AG, true, TFL_OP_MUL, TFL_OPT_MulOptions, true},
     /* int16: the tables of TFLite's int16 LOGISTIC and TANH only */
+    [QUILL_OP_QLSTM] = {tx_write_qlstm, "UNIDIRECTIONAL_SEQUENCE_LSTM (int8, 16-bit cell)",
+                        NO, false, 0, 0, false},
     [QUILL_OP_LUT] = {tx_write_lut, "CAST+ADD+GATHER (the table); LOGISTIC/TANH (int16)",
                       AG, false, 0, 0, true},
     /* extension */

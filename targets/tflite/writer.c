@@ -236,12 +236,16 @@ quill_status tx_write_model(tflite_exporter *ex, void **data, size_t *len) {
     quill_fb_ref vin = quill_fb_vector(b, o->inputs, o->nin, 4, 0);
     quill_fb_ref vout = quill_fb_vector(b, o->outputs, o->nout, 4, 0);
     quill_fb_ref opts = o->opt_type ? write_options(b, o) : 0;
+    quill_fb_ref vinter =
+        o->ninter ? quill_fb_vector(b, o->intermediates, o->ninter, 4, 0) : 0;
     quill_fb_table_start(b);
     quill_fb_add_u32(b, TFL_OPERATOR_OPCODE_INDEX, op_code[i], 0);
     quill_fb_add_ref(b, TFL_OPERATOR_INPUTS, vin);
     quill_fb_add_ref(b, TFL_OPERATOR_OUTPUTS, vout);
     quill_fb_add_union(b, TFL_OPERATOR_BUILTIN_OPTIONS_TYPE, o->opt_type,
                        opts);
+    if (vinter)
+      quill_fb_add_ref(b, TFL_OPERATOR_INTERMEDIATES, vinter);
     ops[i] = quill_fb_table_end(b);
   }
   quill_fb_ref vops = quill_fb_vector_refs(b, ops, ex->nops);

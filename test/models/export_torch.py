@@ -6,7 +6,10 @@
 For each NAME (a torchvision 0.14 architecture, or `transformer`: a
 torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64, or
 `bert_base`: a BERT-base-like one, 12 layers, d 768, 12 heads, FFN 3072,
-GELU, sequence 128; not in the zoo's table, for bench/peers.py)
+GELU, sequence 128; not in the zoo's table, for bench/peers.py; or
+`crnn`: a CRNN-like text recognizer, three conv-BN-ReLU-pool stages on a
+1x3x32x100 image, the height averaged away, one nn.LSTM (64 -> 48) over
+the 25 columns and a linear head of 37 classes per column)
 writes OUTDIR/NAME/model.onnx (opset 13, batch 1), OUTDIR/NAME/calib/
 (8 calibration samples, s0.npy..s7.npy) and OUTDIR/NAME/eval/ (4 held-out
 samples). Runs with Debian's python3-torch (1.13).
@@ -35,7 +38,31 @@ ENCODERS = {
 }
 
 
+class CRNN(torch.nn.Module):
+    """conv backbone + nn.LSTM head (the shape of PP-OCR's and CRNN's
+    recognizers, small): [1, 3, 32, 100] -> [25, 1, 37]."""
+
+    def __init__(self):
+        super().__init__()
+        layers, cin = [], 3
+        for cout, pool in ((16, (2, 2)), (32, (2, 2)), (64, (2, 1))):
+            layers += [torch.nn.Conv2d(cin, cout, 3, padding=1),
+                       torch.nn.BatchNorm2d(cout), torch.nn.ReLU(),
+                       torch.nn.MaxPool2d(pool, pool)]
+            cin = cout
+        self.backbone = torch.nn.Sequential(*layers)
+        self.lstm = torch.nn.LSTM(64, 48)
+        self.head = torch.nn.Linear(48, 37)
+
+    def forward(self, x):
+        f = self.backbone(x).mean(dim=2)   # [1, 64, 25]
+        y, _ = self.lstm(f.permute(2, 0, 1))  # [25, 1, 48]
+        return self.head(y)
+
+
 def build(name):
+    if name == "crnn":
+        return CRNN()
     if name in ENCODERS:
         t = ENCODERS[name]
         layer = torch.nn.TransformerEncoderLayer(
@@ -65,6 +92,8 @@ def build(name):
 
 
 def input_shape(name, size):
+    if name == "crnn":
+        return [1, 3, 32, 100]
     if name in ENCODERS:
         return [1, ENCODERS[name]["seq"], ENCODERS[name]["d_model"]]
     return [1, 3, size, size]

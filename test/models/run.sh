@@ -16,7 +16,7 @@ shift || true
 PY=$("$root/scripts/pyenv.sh")
 torch_models="resnet18 mobilenet_v2 mobilenet_v3_small efficientnet_b0
   shufflenet_v2_x1_0 squeezenet1_1 googlenet densenet121 regnet_x_400mf
-  mnasnet1_0 convnext_tiny vit_b_16 transformer"
+  mnasnet1_0 convnext_tiny vit_b_16 transformer crnn"
 missing=""
 for m in $torch_models; do
   [ -f "$zoo/$m/model.onnx" ] || missing="$missing $m"

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "passes/quantize_pipeline.h"
 #include "targets/tflite/tflite_export.h"
 #include "tools/quill/quill.h"
@@ -226,6 +227,14 @@ static quill_status run_pipeline(quill_context *ctx, quill_module *m,
   quill_calib_dataset_destroy(ds);
   return st;
 }
+/* Whether name is a shipped backend config's name. */
+static bool is_shipped(const char *name) {
+  for (unsigned i = 0; i < quill_backend_num_shipped(); i++)
+    if (!strcmp(quill_backend_shipped_name(i), name))
+      return true;
+  return false;
+}
+
 
 int quill_tool_compile_tflite(int argc, char **argv) {
   tflite_args a;
@@ -271,7 +280,12 @@ int quill_tool_compile_tflite(int argc, char **argv) {
   memset(&oo, 0, sizeof oo);
   oo.input_shapes = a.shapes;
   oo.num_input_shapes = a.nshapes;
-  oo.rnn_ops = !a.backend; /* a float .tflite: LSTMs as one TFLite op */
+  /* LSTMs as one TFLite op: float, or integer where fuse-qdq makes qlstm
+   * (asked of shipped configs only: a bad name or file is reported once,
+   * by the pipeline below) */
+  oo.rnn_ops = !a.backend || (is_shipped(a.backend) &&
+                              quill_backend_makes_qlstm(
+                                  quill_backend_get(ctx, a.backend)));
   quill_module *m = quill_tool_load_model(ctx, a.model, &oo);
   if (m) {
     bool quantized = is_quantized(m);

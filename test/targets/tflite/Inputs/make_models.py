@@ -1000,6 +1000,45 @@ def activation_ops(rng):
     return out
 
 
+def qlstm_ops(rng):
+    """qlstm (TFLite's integer UNIDIRECTIONAL_SEQUENCE_LSTM, ir/qlstm.h) on
+    random weights: hidden 8/16/32, input 4/20, seq 1/5, batch 1/2, cell
+    state scales 2^-9..2^-15 and hidden zero points of either sign (TFLite
+    adds the hidden state's zero point after its rescale). Bit-exact: 0
+    LSB on every resolver."""
+    out = []
+    for name, seq, batch, nin, h, cell, sx, zx, sy, zy, gain in (
+            ("qlstm_h8_i4_s5_b2", 5, 2, 4, 8, -11, 0.05, -3, 0.0078125, 0, 1),
+            ("qlstm_h16_i20_s1_b1", 1, 1, 20, 16, -15, 0.03, 7, 0.008, 5, 1),
+            ("qlstm_h32_i20_s5_b1", 5, 1, 20, 32, -12, 0.04, 0, 0.0075, -7, 1),
+            ("qlstm_h16_i4_s5_b2", 5, 2, 4, 16, -9, 0.06, -10, 0.0079, 2, 1),
+            # weights 4x larger: gate sums beyond Q3.12's +-8 (saturating
+            # to +-32767) and cell states that can reach 2^-13's end (4)
+            ("qlstm_h32_i4_s5_b2_sat", 5, 2, 4, 32, -13, 0.05, 1, 0.0078, -1,
+             4)):
+        g = Graph(name)
+        X = qt(sx, zx)
+        x = g.arg("x", tensor([seq, batch, nin], X))
+        W = rng.standard_normal((4 * h, nin)) * 0.4 * gain
+        R = rng.standard_normal((4 * h, h)) * 0.3 * gain
+        B = rng.standard_normal(4 * h) * 0.3 * gain
+        sw = f32(np.abs(W).max() / 127.0)
+        sr = f32(np.abs(R).max() / 127.0)
+        wq = np.clip(np.round(W / sw), -127, 127).astype(np.int8)
+        rq = np.clip(np.round(R / sr), -127, 127).astype(np.int8)
+        bq = np.round(B / (f32(sx) * sw)).astype(np.int32)
+        wt = "!quant.uniform<i8<-127:127>:f32, %r:0>"
+        wc = g.const(wq, tensor([4 * h, nin], wt % sw))
+        rc = g.const(rq, tensor([4 * h, h], wt % sr))
+        bc = g.const(bq, tensor([4 * h], "i32"))
+        yt = tensor([seq, batch, h], qt(sy, zy))
+        g.ret(g.op("qlstm %s, %s, %s, %s {cell_shift = %d}"
+                   % (x, wc, rc, bc, cell), yt, "y"), yt)
+        out.append((name, (0, 0), False, g.text(),
+                    "integer UNIDIRECTIONAL_SEQUENCE_LSTM, cell 2^%d" % cell))
+    return out
+
+
 def main():
     outdir = sys.argv[1]
     only = None
@@ -1014,6 +1053,7 @@ def main():
                    "MobileNetV2, integer IR (qconv2d incl. depthwise, qadd)"))
     models += shape_conv_ops(np.random.default_rng(4321))
     models += activation_ops(np.random.default_rng(5678))
+    models += qlstm_ops(np.random.default_rng(2468))
     with open(os.path.join(outdir, "manifest.txt"), "w") as man:
         for name, lsb, armnn, text, what in models:
             if only and name not in only:
