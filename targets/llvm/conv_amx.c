@@ -15,7 +15,7 @@
  *
  * A block is NA * TR consecutive "virtual pixels" times NB * 16 channels:
  *
- *   for s in KH * KW * (Cg / Kc) steps:
+ *   for s in KH * KW * (Cg / Kc) steps (fewer with row windows):
  *     A[a] = load, B[b] = load, C[a][b] += A[a] . B[b]
  *   then each C tile goes to a stack buffer and the usual epilogue
  *   (bias', requantization, a fused residual qadd (fuse_add.c), store,
@@ -28,6 +28,10 @@
  * So do few channels in 4-byte groups when that takes fewer steps (Cg =
  * 16: a 3-tap row of 48 bytes is one chunk; Cg = 32: 96 bytes are chunks
  * of 64 and 32, the last read as 64 with zero weights past the row).
+ * When a window row has at most 32 bytes (stems of 3 channels), R rows of
+ * the window share one chunk: the tiles read a stacked copy of the panel
+ * whose pixel holds R input rows' channels (stack_emit), so a 7x7 stem
+ * takes 3 steps of 63 bytes, not 7 of 24, and a 3x3 one 1 of 27.
  *
  * Virtual pixels: with strides 1 the panel is read as one long row of width
  * Wp, pixel (oh, ow) being virtual pixel oh * Wp + ow, so a tile may span
@@ -56,7 +60,8 @@
 typedef struct amx_plan {
   int64_t Kc, nkc, nsteps; /* bytes per K chunk, chunks per tap, K steps */
   bool rowwin;             /* window rows (KW * Cg bytes) in K chunks */
-  int64_t KWk;             /* taps along a row the steps go over */
+  int64_t R;               /* kernel rows stacked in a K chunk (1, stem 3) */
+  int64_t KHk, KWk;        /* row groups and taps the steps go over */
   int64_t TR;              /* rows of the A and C tiles (pixels) */
   unsigned NA, NB;         /* A and B tiles per block */
   int64_t TWB, ntiles;     /* channels per block, blocks per group */
@@ -64,12 +69,17 @@ typedef struct amx_plan {
   int64_t nvrows, vcount;  /* virtual rows, pixels per virtual row */
   int64_t PB, nblk;        /* pixels per block, blocks per virtual row */
   int64_t chunk, nchunks;  /* pixel blocks per task */
-  cg_panel pn;
+  cg_panel pn;             /* the panel the tiles read (stacked: below) */
+  cg_panel src;            /* stacked: the usual panel it is made from */
+  int fromx;               /* stacked straight from x (no src stage):
+                              X_PLANAR rows of a channel, X_NHWC pixels */
 } amx_plan;
 
 /* Fewest pixels per tile: tdpbusd takes about as long for any row count,
  * and below 6 rows AMX is not clearly ahead of vpdpbusd. */
 #define MIN_ROWS 6
+
+enum { X_PANEL, X_PLANAR, X_NHWC }; /* where the stacked panel comes from */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -101,13 +111,26 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
   if (g->G == 1 && g->dw == 1 && g->KW > 1 && kt >= 16 && kt < 64 &&
       ceil_div(rowb, 64) < g->KW * (g->Cg / kt))
     p->rowwin = true;
+  /* few bytes a window row (the stem: 7 taps x 3 channels = 21): R rows
+   * of the window stacked in one K chunk (63 of 64 bytes, 3 tdpbusd steps
+   * for 7 rows instead of 7 of 24 bytes); the stacked panel's pixel holds
+   * R input rows' channels (stack_emit) */
+  p->R = 1;
+  int64_t rmax = 64 / rowb < 8 ? 64 / rowb : 8; /* stack_emit's arrays */
+  if (p->rowwin && g->Cg < 4 && g->dh == 1 && g->KH > 1 && rmax > 1 &&
+      (g->OW - 1) * g->sw + g->KW >= 16) { /* stack_emit's 16 columns */
+    int64_t ng = ceil_div(g->KH, rmax);
+    p->R = ceil_div(g->KH, ng);
+    rowb *= p->R;
+  }
+  p->KHk = ceil_div(g->KH, p->R);
   p->Kc = !p->rowwin ? kt : rowb > 64 ? 64 : (rowb + 3) / 4 * 4;
   /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
   if (p->Kc < 16 || g->Mg < 8)
     return false;
   p->nkc = p->rowwin ? ceil_div(rowb, p->Kc) : g->Cg / p->Kc;
   p->KWk = p->rowwin ? 1 : g->KW;
-  p->nsteps = g->KH * p->KWk * p->nkc;
+  p->nsteps = p->KHk * p->KWk * p->nkc;
   p->flat = g->sw == 1 && g->sh == 1;
   if (p->flat) {
     p->nvrows = 1; /* vcount: plan_pixels, once the panel is planned */
@@ -145,6 +168,19 @@ bool cg_amx_applies(cg *c, const cg_dot_args *a) {
          (p.flat ? a->g.OH * a->g.OW : a->g.OW) >= MIN_ROWS;
 }
 
+/* The weight of K byte k at step (i, j) (cg_dot_weight's, i a row group
+ * when rows are stacked: byte k = (tap, stacked row, channel)). */
+static int32_t weight(const cg_dot_args *a, const amx_plan *p, int64_t gr,
+                      int64_t mg, int64_t i, int64_t j, int64_t k) {
+  const cg_conv_geom *g = &a->g;
+  if (p->R == 1)
+    return cg_dot_weight(a, p->rowwin, gr, mg, i, j, k);
+  int64_t pix = p->R * g->Cg, q = k % pix / g->Cg, row = i * p->R + q;
+  if (k >= g->KW * pix || row >= g->KH)
+    return 0;
+  return cg_dot_weight(a, false, gr, mg, row, k / pix, k % g->Cg);
+}
+
 /* B tiles, in the order the kernel reads them. */
 static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
                                  const amx_plan *p) {
@@ -159,15 +195,15 @@ static LLVMValueRef pack_weights(cg *c, const cg_dot_args *a,
   size_t e = 0;
   for (int64_t gr = 0; gr < g->G; gr++)
     for (int64_t t = 0; t < p->ntiles; t++)
-      for (int64_t i = 0; i < g->KH; i++)
+      for (int64_t i = 0; i < p->KHk; i++)
         for (int64_t j0 = 0; j0 < p->KWk; j0++)
           for (int64_t kc = 0; kc < p->nkc; kc++)
             for (unsigned b = 0; b < p->NB; b++)
               for (int64_t r = 0; r < krow; r++)
                 for (int64_t col = 0; col < 16; col++)
                   for (int64_t q = 0; q < 4; q++, e++)
-                    buf[e] = (unsigned char)(int8_t)cg_dot_weight(
-                        a, p->rowwin, gr, t * p->TWB + b * 16 + col, i, j0,
+                    buf[e] = (unsigned char)(int8_t)weight(
+                        a, p, gr, t * p->TWB + b * 16 + col, i, j0,
                         kc * p->Kc + r * 4 + q);
   LLVMValueRef gl = cg_const_global(c, "wamx", buf, n);
   quill_free(c->ctx, buf, n);
@@ -184,11 +220,11 @@ static LLVMValueRef step_offsets(cg *c, const cg_conv_geom *g,
     return NULL;
   }
   size_t e = 0;
-  for (int64_t i = 0; i < g->KH; i++)
+  for (int64_t i = 0; i < p->KHk; i++)
     for (int64_t j = 0; j < p->KWk; j++)
       for (int64_t kc = 0; kc < p->nkc; kc++)
-        off[e++] =
-            i * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col + kc * p->Kc;
+        off[e++] = i * p->R * g->dh * p->pn.s_row + j * g->dw * p->pn.s_col +
+                   kc * p->Kc;
   LLVMValueRef gl = cg_const_global(c, "amxoff", off, n * sizeof *off);
   quill_free(c->ctx, off, n * sizeof *off);
   return gl;
@@ -425,6 +461,168 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   epilogue(c, k, vr, f0, from, NA);
 }
 
+/* Stacked rows: the tiles read a panel whose pixel (r, col) holds the R
+ * rows r .. r + R - 1 of the usual panel's column col, so that a window
+ * row of R stacked pixels (KW taps x R rows x Cg bytes) is one K chunk.
+ * Rows past the usual panel repeat its last (they meet zero weights).
+ * 16 columns a step: R rows' bytes loaded, one shuffle a 64-byte piece.
+ * When x's rows are contiguous (a stem's NCHW input) they are read from x
+ * itself (masked at the pads, Cg loads of 16 columns a row), else from the
+ * usual panel (p->src, its own stage). */
+static void stack_plan(cg *c, const cg_conv_geom *g, const cg_view *x,
+                       amx_plan *p) {
+  p->src = p->pn;
+  cg_panel *d = &p->pn;
+  /* (with fromx, the usual panel's workspace stays unused) */
+  p->fromx = X_PANEL;
+  if (quill_type_elem_bytes(cg_storage(x->elem)) == 1 && g->G == 1)
+    p->fromx = x->strides[3] == 1                                ? X_PLANAR
+               : x->strides[1] == 1 && x->strides[3] == g->Cg ? X_NHWC
+                                                                 : X_PANEL;
+  d->s_col = p->R * p->src.s_col;
+  d->s_row = d->Wp * d->s_col;
+  d->s_n = d->Hp * d->s_row;
+  /* + 64: the last pixel's K chunk reads past it */
+  d->slot = cg_workspace(c, (size_t)(g->N * d->s_n) + 64);
+}
+
+/* Row q's 16 columns from w0 read from x (the panel's values, u8
+ * domain, zpu at the pads): X_NHWC one masked load of 16 pixels (pixel-
+ * major, as a panel row), X_PLANAR Cg of 16 bytes side by side (channel-
+ * major). */
+static LLVMValueRef stack_row_x(cg *c, const cg_conv_geom *g,
+                                const cg_view *x, const amx_plan *p,
+                                LLVMValueRef xb, LLVMValueRef n,
+                                LLVMValueRef ih, LLVMValueRef w0) {
+  unsigned Cg = (unsigned)g->Cg, nl = p->fromx == X_NHWC ? 16 * Cg : 16;
+  LLVMTypeRef v16 = LLVMVectorType(c->t_i8, nl);
+  LLVMValueRef lanes[64], m[64];
+  for (unsigned l = 0; l < nl; l++) /* a lane's column from w0 */
+    lanes[l] = cg_i32c(c, p->fromx == X_NHWC ? l / Cg : l);
+  LLVMValueRef iw0 = LLVMBuildSub(c->b, w0, cg_i64c(c, g->pl), "");
+  LLVMValueRef iw0v =
+      cg_splat(c, LLVMBuildTrunc(c->b, iw0, c->t_i32, ""), nl);
+  LLVMValueRef iwv =
+      LLVMBuildAdd(c->b, iw0v, LLVMConstVector(lanes, nl), "");
+  LLVMValueRef rowok =
+      LLVMBuildICmp(c->b, LLVMIntULT, ih, cg_i64c(c, g->H), "");
+  LLVMValueRef mask = LLVMBuildAnd(
+      c->b,
+      LLVMBuildICmp(c->b, LLVMIntULT, iwv, cg_splat(c, cg_i32c(c, g->W), nl),
+                    ""),
+      cg_splat(c, rowok, nl), "");
+  bool flip = quill_type_is_signed(cg_storage(x->elem));
+  LLVMValueRef pad = cg_splat(c, cg_i8c(c, p->pn.zpu), nl);
+  LLVMValueRef base = LLVMBuildAdd(
+      c->b,
+      LLVMBuildAdd(c->b, LLVMBuildMul(c->b, n, cg_i64c(c, x->strides[0]), ""),
+                   LLVMBuildMul(c->b, ih, cg_i64c(c, x->strides[2]), ""), ""),
+      LLVMBuildMul(c->b, iw0, cg_i64c(c, x->strides[3]), ""), "");
+  LLVMValueRef all = NULL;
+  for (unsigned ch = 0; ch < (p->fromx == X_NHWC ? 1 : Cg); ch++) {
+    LLVMValueRef ptr = cg_gep8(
+        c, xb,
+        LLVMBuildAdd(c->b, base, cg_i64c(c, ch * x->strides[1]), ""));
+    LLVMTypeRef olt[2] = {v16, c->t_ptr};
+    LLVMValueRef v = cg_intrinsic(
+        c, "llvm.masked.load", olt, 2,
+        (LLVMValueRef[]){ptr, cg_i32c(c, 1), mask, LLVMGetPoison(v16)}, 4);
+    if (flip)
+      v = LLVMBuildXor(c->b, v, cg_splat(c, cg_i8c(c, 0x80), nl), "");
+    v = LLVMBuildSelect(c->b, mask, v, pad, "");
+    if (p->fromx == X_NHWC)
+      return v;
+    /* appended: all holds channels 0 .. ch - 1 */
+    unsigned len = 16 * Cg;
+    for (unsigned e = 0; e < len; e++)
+      m[e] = e < 16 ? cg_i32c(c, e) : LLVMGetUndef(c->t_i32);
+    v = LLVMBuildShuffleVector(c->b, v, LLVMGetPoison(v16),
+                               LLVMConstVector(m, len), "");
+    if (all) {
+      for (unsigned e = 0; e < len; e++)
+        m[e] = e < 16 * ch         ? cg_i32c(c, e)
+               : e < 16 * (ch + 1) ? cg_i32c(c, len + e - 16 * ch)
+                                   : LLVMGetUndef(c->t_i32);
+      v = LLVMBuildShuffleVector(c->b, all, v, LLVMConstVector(m, len), "");
+    }
+    all = v;
+  }
+  return all;
+}
+
+static void stack_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
+                       const amx_plan *p) {
+  const cg_panel *s = &p->src, *d = &p->pn;
+  int64_t R = p->R, pb = s->s_col, n16 = 16 * pb, T = R * n16;
+  LLVMTypeRef vt = LLVMVectorType(c->t_i8, (unsigned)n16);
+  LLVMValueRef m[64], sel[64];
+  /* one K step (a 3x3 stem): the tiles read rows oh * sh only */
+  int64_t rstep = p->KHk == 1 ? g->sh : 1, nr = ceil_div(d->Hp, rstep);
+  cg_stage_begin(c, "stack", g->N * nr);
+  LLVMValueRef sb = p->fromx ? cg_view_base(c, x) : cg_slot_ptr(c, s->slot);
+  LLVMValueRef db = cg_slot_ptr(c, d->slot);
+  cg_loop lt, lw;
+  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
+  LLVMValueRef n = LLVMBuildUDiv(c->b, lt.i, cg_i64c(c, nr), "");
+  LLVMValueRef r =
+      LLVMBuildMul(c->b, LLVMBuildURem(c->b, lt.i, cg_i64c(c, nr), ""),
+                   cg_i64c(c, rstep), "");
+  LLVMValueRef srow[8];
+  for (int64_t q = 0; q < R; q++)
+    srow[q] = LLVMBuildAdd(
+        c->b, LLVMBuildMul(c->b, n, cg_i64c(c, s->s_n), ""),
+        LLVMBuildMul(c->b,
+                     cg_min_s(c, LLVMBuildAdd(c->b, r, cg_i64c(c, q), ""),
+                              cg_i64c(c, s->Hp - 1)),
+                     cg_i64c(c, s->s_row), ""),
+        "");
+  LLVMValueRef drow = LLVMBuildAdd(
+      c->b, LLVMBuildMul(c->b, n, cg_i64c(c, d->s_n), ""),
+      LLVMBuildMul(c->b, r, cg_i64c(c, d->s_row), ""), "");
+  cg_for(c, &lw, 0, ceil_div(d->Wp, 16), 1);
+  /* the last step overlaps the one before (Wp >= 16: plan) */
+  LLVMValueRef w0 = cg_min_s(c, LLVMBuildMul(c->b, lw.i, cg_i64c(c, 16), ""),
+                             cg_i64c(c, d->Wp - 16));
+  LLVMValueRef v[8];
+  for (int64_t q = 0; q < R; q++) {
+    LLVMValueRef ih = LLVMBuildSub(
+        c->b, LLVMBuildAdd(c->b, r, cg_i64c(c, q), ""), cg_i64c(c, g->pt), "");
+    LLVMValueRef col = LLVMBuildMul(c->b, w0, cg_i64c(c, pb), "");
+    LLVMValueRef sp = cg_gep8(c, sb, LLVMBuildAdd(c->b, srow[q], col, ""));
+    v[q] = p->fromx ? stack_row_x(c, g, x, p, sb, n, ih, w0)
+                    : cg_load(c, vt, sp, 1);
+  }
+  LLVMValueRef dst = cg_gep8(
+      c, db,
+      LLVMBuildAdd(c->b, drow, LLVMBuildMul(c->b, w0, cg_i64c(c, R * pb), ""),
+                   ""));
+  /* 64-byte pieces of the R * 16 stacked pixels' bytes, e = (pixel, row q,
+   * byte): a one-source shuffle of each row's 16 pixels (vpermb), blended */
+  for (int64_t o = 0; o < T; o += 64) {
+    int64_t len = T - o < 64 ? T - o : 64;
+    LLVMValueRef piece = NULL;
+    for (int64_t q = 0; q < R; q++) {
+      for (int64_t e = 0; e < len; e++) {
+        int64_t k = o + e, px = k / (R * pb), ch = k % pb;
+        /* the row's bytes: pixel-major (a panel) or channel-major (x) */
+        int64_t from = p->fromx == X_PLANAR ? ch * 16 + px : px * pb + ch;
+        m[e] = k / pb % R == q ? cg_i32c(c, from) : LLVMGetUndef(c->t_i32);
+        sel[e] = LLVMConstInt(c->t_i1, k / pb % R == q, 0);
+      }
+      LLVMValueRef sq = LLVMBuildShuffleVector(
+          c->b, v[q], LLVMGetPoison(vt), LLVMConstVector(m, (unsigned)len), "");
+      piece = piece ? LLVMBuildSelect(c->b,
+                                      LLVMConstVector(sel, (unsigned)len), sq,
+                                      piece, "")
+                    : sq;
+    }
+    cg_store(c, piece, cg_gep8(c, dst, cg_i64c(c, o)), 1);
+  }
+  cg_loop_end(c, &lw);
+  cg_loop_end(c, &lt);
+  cg_stage_end(c);
+}
+
 static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
                          LLVMValueRef wg, LLVMValueRef bg, LLVMValueRef og) {
   const cg_conv_geom *g = &a->g;
@@ -506,9 +704,14 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
    * chunk): never in place, the copy has 64 bytes to spare */
   cg_panel_plan(c, g, &a->x, p.rowwin ? NULL : a->xv, true, g->Cg, a->zpx,
                 &p.pn, p.rowwin);
+  if (p.R > 1)
+    stack_plan(c, g, &a->x, &p);
   if (!plan_pixels(g, &p))
     return QUILL_ERR_INTERNAL;
-  cg_panel_emit(c, g, &a->x, &p.pn);
+  if (p.R == 1 || !p.fromx)
+    cg_panel_emit(c, g, &a->x, p.R > 1 ? &p.src : &p.pn);
+  if (p.R > 1)
+    stack_emit(c, g, &a->x, &p);
   a->rq->pad = (size_t)p.TWB + 16;
   LLVMValueRef wg = pack_weights(c, a, &p);
   LLVMValueRef bg = cg_dot_bias(c, a, p.pn.zpu, p.TWB);
