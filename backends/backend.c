@@ -415,6 +415,8 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
         fprintf(out, " %s", quill_opcode_name((quill_opcode)c));
     if (o->name)
       fprintf(out, " name '%s'", o->name);
+    if (o->row_longer_than)
+      fprintf(out, " row > %lld", (long long)o->row_longer_than);
     if (o->keep_float)
       fputs(": keep float", out);
     fputc('\n', out);

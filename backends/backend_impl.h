@@ -19,6 +19,7 @@ typedef struct quill_backend_override {
   bool op[QUILL_OP_COUNT]; /* match.op (all false: any op) */
   bool any_op;
   char *name; /* match.name, a glob; owned; NULL: any name */
+  int64_t row_longer_than; /* match.row_longer_than; 0: any row */
   bool has_act, has_weight, keep_float;
   quill_quant_scheme act, weight;
 } quill_backend_override;
