@@ -117,6 +117,8 @@ bool quill_backend_quantizes_outputs(const quill_backend *b);
 bool quill_backend_equalize(const quill_backend *b);
 bool quill_backend_equalize_relu6(const quill_backend *b);
 bool quill_backend_bias_correction(const quill_backend *b);
+/* bias_correction is "analytic" (from BatchNorm statistics, no data). */
+bool quill_backend_bias_correction_analytic(const quill_backend *b);
 
 /* The arithmetic of the float layer_norms of a quantized model (config key
  * `layer_norm_numerics`, default "f64"): "f64", "f32" or "integer" (made a
