@@ -251,6 +251,9 @@ bool quill_backend_equalize_relu6(const quill_backend *b) {
 bool quill_backend_bias_correction(const quill_backend *b) {
   return b->bias_correction;
 }
+bool quill_backend_bias_correction_analytic(const quill_backend *b) {
+  return b->bias_correction_analytic;
+}
 const char *quill_backend_layer_norm_numerics(const quill_backend *b) {
   return b->layer_norm == 2 ? "integer" : b->layer_norm == 1 ? "f32" : "f64";
 }
@@ -384,10 +387,11 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
             b->layer_norm == 1 ? "f32 (TFLite's builtins)"
                                : "integer (qlayer_norm)");
   if (b->equalize || b->bias_correction)
-    fprintf(out, "  %-18s%s%s%s\n", "accuracy:",
+    fprintf(out, "  %-18s%s%s%s%s\n", "accuracy:",
             b->equalize ? " equalize" : "",
             b->equalize && b->equalize_relu6 ? " (relu6 as relu)" : "",
-            b->bias_correction ? " bias_correction" : "");
+            b->bias_correction ? " bias_correction" : "",
+            b->bias_correction_analytic ? " (analytic)" : "");
   print_ops(out, "quantize_ops:", b->quantize);
   fprintf(out, "  %-18s", "fusions:");
   for (unsigned i = 0; i < b->num_fusions; i++) {
@@ -420,6 +424,8 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
         fprintf(out, " %s", quill_opcode_name((quill_opcode)c));
     if (o->name)
       fprintf(out, " name '%s'", o->name);
+    if (o->row_longer_than)
+      fprintf(out, " row > %lld", (long long)o->row_longer_than);
     if (o->keep_float)
       fputs(": keep float", out);
     fputc('\n', out);

@@ -123,6 +123,8 @@ bool quill_backend_quantizes_outputs(const quill_backend *b);
 bool quill_backend_equalize(const quill_backend *b);
 bool quill_backend_equalize_relu6(const quill_backend *b);
 bool quill_backend_bias_correction(const quill_backend *b);
+/* bias_correction is "analytic" (from BatchNorm statistics, no data). */
+bool quill_backend_bias_correction_analytic(const quill_backend *b);
 
 /* The arithmetic of the float layer_norms of a quantized model (config key
  * `layer_norm_numerics`, default "f64"): "f64", "f32" or "integer" (made a
@@ -170,6 +172,12 @@ typedef struct quill_op_quant {
 quill_op_quant quill_backend_op_quant(const quill_backend *b,
                                       const quill_op *op);
 unsigned quill_backend_num_overrides(const quill_backend *b);
+/* Override i's match.row_longer_than (0: none; i < num_overrides). */
+int64_t quill_backend_override_row_limit(const quill_backend *b, unsigned i);
+/* The row an override's row_longer_than measures: the length of op's first
+ * input along its `axis` attribute (the last dimension without one); -1 if
+ * op has no ranked tensor input or the axis is out of range. */
+int64_t quill_op_row_length(const quill_op *op);
 /* True if the backend can run opc with 16-bit activations: every op for a
  * non-TFLite backend; for `rounding: tflite`, the ops with a TFLite 16x8
  * kernel (the quantize_ops of the shipped tflite-int16x8). */

@@ -19,6 +19,7 @@ typedef struct quill_backend_override {
   bool op[QUILL_OP_COUNT]; /* match.op (all false: any op) */
   bool any_op;
   char *name; /* match.name, a glob; owned; NULL: any name */
+  int64_t row_longer_than; /* match.row_longer_than; 0: any row */
   bool has_act, has_weight, keep_float;
   quill_quant_scheme act, weight;
 } quill_backend_override;
@@ -33,6 +34,7 @@ struct quill_backend {
   quill_requant_mode requant;
   bool quantize_outputs; /* false: quantized ops produce float outputs */
   bool equalize, equalize_relu6, bias_correction; /* accuracy passes */
+  bool bias_correction_analytic; /* bias_correction: "analytic" */
   unsigned char layer_norm; /* layer_norm_numerics: 0 "f64", 1 "f32",
                               2 "integer" (validate.c's ln_numerics) */
   bool quantize[QUILL_OP_COUNT];

@@ -5,7 +5,9 @@
  *   "overrides": [
  *     {"match": {"op": ["conv2d"], "name": "*blocks.3*"},
  *      "activation": {"dtype": "i16", "symmetric": true}},
- *     {"match": {"name": "head.*"}, "keep_float": true}
+ *     {"match": {"name": "head.*"}, "keep_float": true},
+ *     {"match": {"op": ["softmax"], "row_longer_than": 256},
+ *      "keep_float": true}
  *   ]
  *
  * A partial scheme is merged onto the backend's as JSON before it is
@@ -28,6 +30,11 @@
  * softmax, ...) keeps the backend's activation scheme: its fixed params
  * are written for it.
  *
+ * `row_longer_than` selects by shape: the length of the op's first input
+ * along its `axis` attribute (-1, the last dimension, when it has none).
+ * tflite-int16x8 ships the softmax rule above: TFLite's int16 SOFTMAX
+ * loses accuracy with the row length (docs/backends.md).
+ *
  * The query walks the overrides in order; each one that matches the op
  * replaces the activation and/or weight scheme or sets keep_float, so a
  * later entry wins key by key.
@@ -36,6 +43,7 @@
 #include <string.h>
 
 #include "backends/validate.h"
+#include "ir/shape.h"
 
 /* ---- validation ------------------------------------------------------------
  */
@@ -146,7 +154,8 @@ static void parse_override(vstate *vs, const kpath *p, json_t *root,
   kpath mp = {p, "match", 0};
   if (m && WANT_OBJECT(vs, &mp, m)) {
     quill_bkv_check_keys(vs, &mp, m, QUILL_BKS_MATCH);
-    kpath op = {&mp, "op", 0}, np = {&mp, "name", 0};
+    kpath op = {&mp, "op", 0}, np = {&mp, "name", 0},
+          rp = {&mp, "row_longer_than", 0};
     if ((v = json_object_get(m, "op")) && WANT_ARRAY(vs, &op, v)) {
       size_t i;
       json_t *e;
@@ -165,6 +174,13 @@ static void parse_override(vstate *vs, const kpath *p, json_t *root,
         quill_bkv_error(vs, &np, "an empty pattern matches nothing");
       else if (!(o->name = quill_strdup(vs->ctx, json_string_value(v))))
         vs->nomem = true;
+    }
+    if ((v = json_object_get(m, "row_longer_than")) && WANT_INT(vs, &rp, v)) {
+      if (json_integer_value(v) < 1)
+        quill_bkv_error(vs, &rp, "must be at least 1 (every row is longer "
+                                 "than 0)");
+      else
+        o->row_longer_than = json_integer_value(v);
     }
     if (!json_object_size(m))
       quill_bkv_error(vs, &mp, "needs 'op' or 'name' (an override of every "
@@ -246,6 +262,18 @@ static bool name_matches(const char *glob, const quill_op *op) {
   return (ln && fnmatch(glob, ln, 0) == 0) || (vn && fnmatch(glob, vn, 0) == 0);
 }
 
+int64_t quill_op_row_length(const quill_op *op) {
+  if (!quill_op_num_operands(op))
+    return -1;
+  quill_type *t = quill_value_type(quill_op_operand(op, 0));
+  unsigned ax;
+  if (!t || !quill_type_is_tensor(t) ||
+      !quill_shape_norm_axis(quill_op_attr_int(op, "axis", -1),
+                             quill_type_rank(t), &ax))
+    return -1;
+  return quill_type_dim(t, ax);
+}
+
 quill_op_quant quill_backend_op_quant(const quill_backend *b,
                                       const quill_op *op) {
   quill_op_quant q = {&b->activation, &b->weight, false, -1};
@@ -253,7 +281,8 @@ quill_op_quant quill_backend_op_quant(const quill_backend *b,
   for (unsigned i = 0; i < b->num_overrides; i++) {
     const quill_backend_override *o = &b->overrides[i];
     if ((!o->any_op && ((unsigned)opc >= QUILL_OP_COUNT || !o->op[opc])) ||
-        (o->name && !name_matches(o->name, op)))
+        (o->name && !name_matches(o->name, op)) ||
+        (o->row_longer_than && quill_op_row_length(op) <= o->row_longer_than))
       continue;
     q.override = (int)i;
     if (o->has_act) {
@@ -272,6 +301,10 @@ quill_op_quant quill_backend_op_quant(const quill_backend *b,
 
 unsigned quill_backend_num_overrides(const quill_backend *b) {
   return b->num_overrides;
+}
+
+int64_t quill_backend_override_row_limit(const quill_backend *b, unsigned i) {
+  return i < b->num_overrides ? b->overrides[i].row_longer_than : 0;
 }
 
 bool quill_backend_runs_i16(const quill_backend *b, quill_opcode opc) {

@@ -492,6 +492,7 @@ static const char *const ln_numerics[] = {"f64", "f32", "integer", NULL};
 static const char *const roundings[] = {"half_even", "half_away", "half_up",
                                         "tflite", NULL};
 static const char *const requants[] = {"fixed_point", "float", NULL};
+static const char *const bc_modes[] = {"empirical", "analytic", NULL};
 
 static bool valid_name(const char *s) {
   if (!*s)
@@ -627,11 +628,18 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   static const char *const acc_keys[3] = {"equalize", "equalize_relu6",
                                           "bias_correction"};
   bool *acc[3] = {&b->equalize, &b->equalize_relu6, &b->bias_correction};
+  b->bias_correction_analytic = false;
   for (unsigned i = 0; i < 3; i++) {
     kpath ap = {NULL, acc_keys[i], 0};
     *acc[i] = false;
-    if ((v = json_object_get(root, acc_keys[i])) && WANT_BOOL(vs, &ap, v))
+    v = json_object_get(root, acc_keys[i]);
+    if (v && i == 2 && json_is_string(v)) {
+      int bc = quill_bkv_choice(vs, &ap, v, "bias correction", bc_modes);
+      *acc[i] = bc >= 0;
+      b->bias_correction_analytic = bc == 1;
+    } else if (v && WANT_BOOL(vs, &ap, v)) {
       *acc[i] = json_is_true(v);
+    }
   }
 
   op_list quant, shared, floats;

@@ -28,6 +28,14 @@
  * many it drops; minmax gets the same maximum. Option pooled=0 turns it
  * off.
  *
+ * Concats (per-tensor activations of one scheme): the concat's result
+ * takes the union of its inputs' ranges instead of its own observer's
+ * (option concat-union, default 1; a concat makes no new values, and an
+ * mse fit of its own clipped the widest input a second time), and each
+ * input read only by the concat takes the concat's params (concat-share,
+ * default 1), so that its producer writes the concat's scale directly:
+ * one rounding instead of its own and the concat's requantization.
+ *
  * Data: option data=PATH (loaded with passes/calib_data.h, honouring
  * max-samples=N while reading), else the pass-manager input
  * "calibration-data" (a quill_calib_dataset *). Each sample is run once
@@ -68,6 +76,8 @@ typedef struct fq_info {
   bool from_data;        /* observed in the runs */
   const quill_op *watch; /* the op whose result is observed (op, or the
                             max pool reading it alone) */
+  bool has_union;        /* a concat's result: the union of its inputs' */
+  double ulo, uhi;       /* ranges instead of its observer's */
 } fq_info;
 
 /* Values seen in the first run by observers that need a histogram, kept
@@ -568,7 +578,12 @@ static quill_status set_result(calib *c, fq_info *f) {
       lo[k] = (double)(f->scheme.qmin - f->fixed_zp) * f->fixed_scale;
       hi[k] = (double)(f->scheme.qmax - f->fixed_zp) * f->fixed_scale;
     } else {
-      quill_observer_range(f->obs, k, &lo[k], &hi[k]);
+      if (f->has_union) {
+        lo[k] = f->ulo;
+        hi[k] = f->uhi;
+      } else {
+        quill_observer_range(f->obs, k, &lo[k], &hi[k]);
+      }
       if (quill_quant_params_from_range(&f->scheme, lo[k], hi[k], &sc[k],
                                         &zp[k], &deg))
         st = quill_error(ctx, quill_op_loc(f->op),
@@ -645,6 +660,78 @@ static quill_status set_result(calib *c, fq_info *f) {
   return st;
 }
 
+/* The fq_info of the fake_quant op (NULL if it has none). */
+static fq_info *info_of(calib *c, const quill_op *op) {
+  for (size_t j = 0; op && j < c->nfq; j++)
+    if (c->fq[j].op == op)
+      return &c->fq[j];
+  return NULL;
+}
+
+/* Option concat-union (header comment): every input must be a per-tensor
+ * activation of the same scheme; in program order, a concat of concats
+ * takes their unions. */
+static void concat_union(calib *c) {
+  for (size_t k = 0; k < c->nfq; k++) {
+    fq_info *g = &c->fq[k];
+    quill_op *cat = quill_value_def(quill_op_operand(g->op, 0));
+    if (!g->from_data || g->axis >= 0 || !cat ||
+        quill_op_opcode(cat) != QUILL_OP_CONCAT)
+      continue;
+    double lo = INFINITY, hi = -INFINITY;
+    bool ok = quill_op_num_operands(cat) > 0;
+    for (unsigned i = 0; ok && i < quill_op_num_operands(cat); i++) {
+      fq_info *f = info_of(c, quill_value_def(quill_op_operand(cat, i)));
+      ok = f && f->from_data && f->axis < 0 &&
+           quill_quant_scheme_equal(&f->scheme, &g->scheme);
+      double l = 0.0, h = 0.0;
+      if (ok && f->has_union) {
+        l = f->ulo;
+        h = f->uhi;
+      } else if (ok) {
+        quill_observer_range(f->obs, 0, &l, &h);
+      }
+      lo = l < lo ? l : lo;
+      hi = h > hi ? h : hi;
+    }
+    if (!ok)
+      continue;
+    g->has_union = true;
+    g->ulo = lo;
+    g->uhi = hi;
+  }
+}
+
+/* Option concat-share (header comment). */
+static quill_status share_concat(calib *c) {
+  for (size_t k = 0; k < c->nfq; k++) {
+    fq_info *f = &c->fq[k];
+    quill_value *y = quill_op_result(f->op, 0);
+    quill_use *u = quill_value_first_use(y);
+    if (!f->from_data || f->axis >= 0 || !u || quill_value_num_uses(y) != 1 ||
+        quill_op_opcode(quill_use_user(u)) != QUILL_OP_CONCAT)
+      continue;
+    quill_value *r = quill_op_result(quill_use_user(u), 0);
+    const fq_info *g = NULL;
+    for (quill_use *v = quill_value_first_use(r); v && !g;
+         v = quill_use_next(v))
+      for (size_t j = 0; j < c->nfq && !g; j++)
+        if (c->fq[j].op == quill_use_user(v) && c->fq[j].from_data &&
+            c->fq[j].axis < 0 &&
+            quill_quant_scheme_equal(&c->fq[j].scheme, &f->scheme))
+          g = &c->fq[j];
+    if (!g)
+      continue;
+    static const char *const keys[3] = {"min", "max", "quant"};
+    for (unsigned i = 0; i < 3; i++)
+      if (quill_op_set_attr(f->op, keys[i], quill_op_attr(g->op, keys[i])))
+        return QUILL_ERR_NOMEM;
+    quill_pass_debug(c->ps, "'%s': the params of the concat it feeds",
+                     fq_subject(f->op));
+  }
+  return QUILL_OK;
+}
+
 /* ---- the pass ------------------------------------------------------------------------ */
 
 static quill_status run(quill_pass_state *ps, quill_module *m) {
@@ -670,8 +757,17 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   }
   if (!st && data)
     st = calibrate_data(&c, quill_module_graph(m, 0), first_data);
+  quill_status ost = QUILL_OK;
+  bool share = quill_pass_option_int(ps, "concat-share", 1, &ost) != 0;
+  bool unite = quill_pass_option_int(ps, "concat-union", 1, &ost) != 0;
+  if (!st)
+    st = ost;
+  if (!st && unite)
+    concat_union(&c);
   for (size_t k = 0; !st && k < c.nfq; k++)
     st = set_result(&c, &c.fq[k]);
+  if (!st && share)
+    st = share_concat(&c);
   for (size_t k = 0; k < c.nfq; k++)
     quill_observer_destroy(c.fq[k].obs);
   quill_free(c.ctx, c.fq, c.cap * sizeof *c.fq);
@@ -698,5 +794,6 @@ const quill_pass quill_pass_calibrate = {
     .requires = 0,
     .establishes = 0,
     .preserves = QUILL_PROP_ALL,
-    .options = "data=PATH max-samples=N histogram-cache-mb=N pooled=0|1",
+    .options = "data=PATH max-samples=N histogram-cache-mb=N pooled=0|1 "
+               "concat-union=0|1 concat-share=0|1",
 };

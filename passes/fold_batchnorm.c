@@ -70,6 +70,14 @@
  *    output instead of again after each of them. The result's type must be
  *    the producer's (the constant does not broadcast it wider).
  *
+ * Option keep-stats=true (set by the quantize pipeline for analytic bias
+ * correction, passes/bias_correction.c): a batch_norm folded by pattern 1
+ * leaves its output's distribution on the new op as two f64 [C]
+ * attributes, bn_beta = beta and bn_std = |gamma|: on data with the
+ * statistics the batch_norm was trained on, its output channel c is
+ * N(beta[c], gamma[c]^2). A later affine fold into that op drops them (the
+ * distribution changed); bias-correction removes them once read.
+ *
  * A batch_norm with non-constant parameters, or with var + eps <= 0 or a
  * non-finite s, is left alone. Statistics: num-folded, num-affine-folded,
  * num-mul-add, num-depthwise. Match failures are logged on the "fold-batchnorm" debug
@@ -84,6 +92,7 @@
 
 typedef struct fold_stats {
   uint64_t folded, affine, mul_add, depthwise;
+  bool keep_stats; /* option keep-stats: bn_beta / bn_std on folded ops */
 } fold_stats;
 
 /* ---- batch_norm parameters --------------------------------------------- */
@@ -345,6 +354,28 @@ static double *gemm_bias(quill_context *ctx, const quill_op *gemm,
   return v;
 }
 
+/* The batch_norm's output distribution as bn_beta = beta and bn_std =
+ * |gamma| (f64 [C], option keep-stats) into a[0], a[1]; false: no memory. */
+static bool bn_stats_attrs(quill_context *ctx, const quill_op *bn,
+                           const bn_params *p, const quill_attr *a[2]) {
+  const quill_attr *gamma = float_constant(quill_op_operand(bn, 1));
+  int64_t c = (int64_t)p->c;
+  quill_type *t = tensor_type(ctx, quill_type_scalar(ctx, QUILL_TYPE_F64), 1,
+                              &c);
+  double *sd = quill_alloc(ctx, p->c * sizeof *sd);
+  if (!t || !sd || !gamma) {
+    if (sd)
+      quill_free(ctx, sd, p->c * sizeof *sd);
+    return false;
+  }
+  for (size_t k = 0; k < p->c; k++)
+    sd[k] = fabs(quill_attr_dense_get_f64(gamma, k));
+  a[0] = dense_from_f64(ctx, t, p->beta);
+  a[1] = dense_from_f64(ctx, t, sd);
+  quill_free(ctx, sd, p->c * sizeof *sd);
+  return a[0] && a[1];
+}
+
 /* ---- pattern 1: fold into the producer ------------------------------------ */
 
 /* Pattern 1 (root batch_norm) and 3 (root mul or add): the op's
@@ -433,21 +464,31 @@ static quill_match_result match_fold(const quill_pattern *pat,
   quill_free(ctx, wv, (nw ? nw : 1) * sizeof *wv);
   if (bv)
     quill_free(ctx, bv, nb * sizeof *bv);
+  bool keep = !affine && ((fold_stats *)pat->data)->keep_stats;
+  const quill_attr *sattr[2] = {NULL, NULL};
+  if (keep && wattr && battr && !bn_stats_attrs(ctx, bn, &p, sattr))
+    wattr = NULL; /* out of memory */
   bn_params_free(&p);
   unsigned na = quill_op_num_attrs(prod);
-  quill_named_attr *attrs = quill_alloc(ctx, (na + 1) * sizeof *attrs);
+  quill_named_attr *attrs = quill_alloc(ctx, (na + 3) * sizeof *attrs);
   quill_ident beta_name = quill_ident_get(ctx, "beta");
+  quill_ident sname[2] = {quill_ident_get(ctx, "bn_beta"),
+                          quill_ident_get(ctx, "bn_std")};
   const quill_attr *one = quill_attr_float(ctx, 1.0);
-  if (!wattr || !battr || !attrs || !beta_name || !one) {
+  if (!wattr || !battr || !attrs || !beta_name || !one || !sname[0] ||
+      !sname[1]) {
     if (attrs)
-      quill_free(ctx, attrs, (na + 1) * sizeof *attrs);
+      quill_free(ctx, attrs, (na + 3) * sizeof *attrs);
     return quill_rewriter_fail(rw, bn, "out of memory");
   }
-  /* Same attributes; a gemm gets beta = 1 (beta is now inside C'). */
+  /* Same attributes; a gemm gets beta = 1 (beta is now inside C'); the
+   * producer's own bn_beta / bn_std (an earlier fold) are stale. */
   unsigned n = 0;
   bool has_beta = false;
   for (unsigned i = 0; i < na; i++) {
     attrs[n] = quill_op_attr_at(prod, i);
+    if (attrs[n].name == sname[0] || attrs[n].name == sname[1])
+      continue;
     if (opc == QUILL_OP_GEMM && attrs[n].name == beta_name) {
       attrs[n].attr = one;
       has_beta = true;
@@ -456,6 +497,8 @@ static quill_match_result match_fold(const quill_pattern *pat,
   }
   if (opc == QUILL_OP_GEMM && !has_beta)
     attrs[n++] = (quill_named_attr){beta_name, one};
+  for (unsigned k = 0; keep && k < 2; k++)
+    attrs[n++] = (quill_named_attr){sname[k], sattr[k]};
 
   /* Commit. */
   quill_loc loc = quill_op_loc(prod);
@@ -467,7 +510,7 @@ static quill_match_result match_fold(const quill_pattern *pat,
                       ? quill_rewriter_create_op(rw, opc, 3, ops, 1, &rt, n,
                                                  attrs, loc)
                       : NULL;
-  quill_free(ctx, attrs, (na + 1) * sizeof *attrs);
+  quill_free(ctx, attrs, (na + 3) * sizeof *attrs);
   if (!nop)
     return quill_rewriter_fail(rw, bn, "out of memory"); /* dead constants
                                                            are cleaned up */
@@ -578,7 +621,8 @@ static quill_match_result match_mul_add(const quill_pattern *pat,
 
 static quill_status run(quill_pass_state *ps, quill_module *m) {
   quill_context *ctx = quill_pass_context(ps);
-  fold_stats stats = {0, 0, 0, 0};
+  const char *ks = quill_pass_option(ps, "keep-stats");
+  fold_stats stats = {0, 0, 0, 0, ks && strcmp(ks, "true") == 0};
   /* The patterns count their rewrites into `stats` through `data`. */
   const quill_pattern patterns[] = {
       {"fold-batchnorm-into-producer", QUILL_OP_BATCH_NORM, 2, match_fold,
@@ -620,5 +664,5 @@ const quill_pass quill_pass_fold_batchnorm = {
     .requires = 0,
     .establishes = 0,
     .preserves = 0,
-    .options = NULL,
+    .options = "keep-stats=true|false",
 };

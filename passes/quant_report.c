@@ -451,11 +451,38 @@ static quill_status classify_bias(quill_quant_report *r, report_entry *e) {
   return QUILL_OK;
 }
 
+/* Kept float by one of the config's overrides (insert-observers' rule). */
+static bool kept_by_config(const quill_quant_report *r, const quill_op *op) {
+  return quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
+         quill_backend_op_quant(r->b, op).keep_float;
+}
+
+/* "keep_float by the config's overrides[i]", with the row length when the
+ * override selects by it (interned; a static phrase without memory). */
+static const char *override_reason(const quill_quant_report *r,
+                                   const quill_op *op) {
+  int i = quill_backend_op_quant(r->b, op).override;
+  int64_t lim = quill_backend_override_row_limit(r->b, (unsigned)i);
+  quill_strbuf sb;
+  quill_strbuf_init(&sb, r->ctx);
+  quill_strbuf_printf(&sb, "keep_float by the config's overrides[%d]", i);
+  if (lim)
+    quill_strbuf_printf(&sb, " (row of %lld > %lld)",
+                        (long long)quill_op_row_length(op), (long long)lim);
+  const char *s = quill_strbuf_failed(&sb)
+                      ? NULL
+                      : quill_ident_get(r->ctx, quill_strbuf_str(&sb));
+  quill_strbuf_free(&sb);
+  return s ? s : "keep_float by the config's overrides";
+}
+
 static const char *float_reason(const quill_quant_report *r,
                                 const quill_op *fop) {
   quill_opcode opc = quill_op_opcode(fop);
   if (kept_by_user(r, fop))
     return "keep-float by user";
+  if (kept_by_config(r, fop))
+    return override_reason(r, fop);
   if (quill_backend_keeps_float(r->b, opc))
     return "float_ops in config";
   if (!quill_backend_quantizes(r->b, opc))
@@ -488,7 +515,8 @@ static bool is_quantized(const quill_quant_report *r, const quill_op *fop,
   quill_type *e = quill_op_num_results(fop) ? elem_of(quill_op_result(fop, 0))
                                             : NULL;
   return quill_backend_quantizes(r->b, quill_op_opcode(fop)) && e &&
-         quill_type_is_float(e) && !kept_by_user(r, fop);
+         quill_type_is_float(e) && !kept_by_user(r, fop) &&
+         !kept_by_config(r, fop);
 }
 
 static quill_status classify_op(quill_quant_report *r, report_entry *e) {

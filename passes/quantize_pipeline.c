@@ -77,10 +77,24 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
                         : quill_backend_equalize(cfg);
   bool relu6 = o->equalize ? o->equalize == QUILL_ACCURACY_RELU6
                            : quill_backend_equalize_relu6(cfg);
-  bool bc = o->bias_correction ? o->bias_correction == QUILL_ACCURACY_ON
+  bool bc = o->bias_correction ? o->bias_correction == QUILL_ACCURACY_ON ||
+                                     o->bias_correction ==
+                                         QUILL_ACCURACY_ANALYTIC
                                : quill_backend_bias_correction(cfg);
+  bool analytic = o->bias_correction
+                      ? o->bias_correction == QUILL_ACCURACY_ANALYTIC
+                      : bc && quill_backend_bias_correction_analytic(cfg);
+  if (analytic && eq) {
+    quill_strbuf_free(&sb);
+    return quill_error(ctx, quill_loc_unknown(),
+                       "quantize pipeline: analytic bias correction reads the "
+                       "BatchNorm statistics of the channels that equalize "
+                       "rescales and absorbs biases from: use one of them, or "
+                       "the empirical bias correction with equalize");
+  }
   if (stages & QUILL_QUANTIZE_PREPARE) {
-    quill_strbuf_puts(&sb, "canonicalize,fuse-patterns,fold-batchnorm,");
+    quill_strbuf_printf(&sb, "canonicalize,fuse-patterns,fold-batchnorm%s,",
+                        analytic ? "{keep-stats=true}" : "");
     if (eq) {
       quill_strbuf_printf(&sb, "equalize{absorb-bias=true%s",
                           relu6 ? " relu6-to-relu=true" : "");
@@ -108,7 +122,10 @@ quill_status quill_quantize_pipeline(quill_context *ctx,
       data_options(&sb, o);
       quill_strbuf_putc(&sb, '}');
     }
-    if (bc) {
+    if (bc && analytic) {
+      quill_strbuf_printf(&sb, ",bias-correction{backend=%s mode=analytic}",
+                          b);
+    } else if (bc) {
       quill_strbuf_printf(&sb, ",bias-correction{backend=%s", b);
       data_options(&sb, o);
       quill_strbuf_putc(&sb, '}');

@@ -4,7 +4,8 @@
  * 4). `quill quantize`, `quill report` and the C API all go through here,
  * so they quantize identically.
  *
- *   stage PREPARE:   canonicalize, fuse-patterns, fold-batchnorm,
+ *   stage PREPARE:   canonicalize, fuse-patterns, fold-batchnorm[{keep-stats
+ *                    with analytic bias correction}],
  *                    [equalize{absorb-bias data max-samples
  *                    [relu6-to-relu]},] fuse-activation{backend} (no-ops
  *                    such as identity go first, so fold-batchnorm and
@@ -14,7 +15,8 @@
  *   stage QUANTIZE:  insert-observers{backend keep-float},
  *                    calibrate{data max-samples}, [adaround{iters data
  *                    max-samples},] [bias-correction{backend data
- *                    max-samples},] quantize{backend keep-float},
+ *                    max-samples | mode=analytic},] quantize{backend
+ *                    keep-float},
  *                    canonicalize, dce
  *   stage FUSE:      fuse-qdq{backend}, dce (the integer form; without it
  *                    the result is the reference quantize/dequantize form),
@@ -62,6 +64,8 @@ enum {
   QUILL_ACCURACY_ON = 1,
   QUILL_ACCURACY_OFF = 2,
   QUILL_ACCURACY_RELU6 = 3, /* equalize, treating relu6 as relu */
+  QUILL_ACCURACY_ANALYTIC = 4, /* bias correction from BatchNorm statistics
+                                  (fold-batchnorm keeps them; no data) */
 };
 
 enum {

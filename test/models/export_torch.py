@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """export_torch.py - the torchvision part of the model zoo, as float ONNX.
 
-  /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] NAME...
+  /usr/bin/python3 test/models/export_torch.py OUTDIR [--size S] [--keep-bn] NAME...
 
 For each NAME (a torchvision 0.14 architecture, or `transformer`: a
 torch.nn.TransformerEncoder of 2 layers, d 256, 4 heads, sequence 64, or
@@ -21,6 +21,11 @@ random images in train mode. Without that, deep random networks shrink
 their activations towards zero (googlenet to about 1e-13) and int8
 numbers mean nothing. Image inputs are N(0,1), the statistics of
 normalized photos; --size sets H = W (vit_b_16 needs 224).
+
+The exporter folds each BatchNorm into its conv (eval mode); --keep-bn
+exports them as BatchNormalization nodes (TrainingMode.PRESERVE on the
+eval-mode model: the same function, the same weights and samples), for
+what needs the statistics, as `--bias-correction=analytic`.
 """
 import argparse
 import os
@@ -113,7 +118,7 @@ def reestimate_bn(model, shape):
             model(torch.randn([8] + shape[1:]))
 
 
-def export(name, out, size):
+def export(name, out, size, keep_bn=False):
     torch.manual_seed(0)
     np.random.seed(0)
     model = build(name)
@@ -128,7 +133,9 @@ def export(name, out, size):
     # which has no ONNX export
     torch.onnx.export(model, torch.randn(shape), path, opset_version=13,
                       input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+                      do_constant_folding=True,
+                      training=(torch.onnx.TrainingMode.PRESERVE if keep_bn
+                                else torch.onnx.TrainingMode.EVAL))
     g = torch.Generator().manual_seed(1)
     for i in range(8):
         np.save(os.path.join(d, "calib", "s%d.npy" % i),
@@ -144,12 +151,14 @@ def main():
     ap.add_argument("out")
     ap.add_argument("names", nargs="+")
     ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--keep-bn", action="store_true",
+                    help="BatchNormalization nodes kept (not folded)")
     a = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for n in a.names:
         size = 224 if n == "vit_b_16" else a.size
         try:
-            export(n, a.out, size)
+            export(n, a.out, size, a.keep_bn)
         except Exception as e:  # noqa: BLE001 - reported, the others go on
             print("export of %s failed: %s" % (n, e), file=sys.stderr)
             return 1

@@ -100,9 +100,11 @@ const char quill_cli_accuracy_help[] =
     "  --equalize[=relu6]       cross-layer equalization and high-bias\n"
     "                           absorption before quantizing (=relu6: treat\n"
     "                           relu6 as relu, the DFQ paper's choice)\n"
-    "  --bias-correction        correct each conv/gemm bias for its\n"
+    "  --bias-correction[=analytic]\n"
+    "                           correct each conv/gemm bias for its\n"
     "                           quantized weights' mean error on the\n"
-    "                           calibration data\n"
+    "                           calibration data (=analytic: from the\n"
+    "                           BatchNorm statistics of its input)\n"
     "  --no-equalize, --no-bias-correction\n"
     "                           override a backend config that asks for them\n"
     "  --adaround-iters N       choose each weight's rounding on the\n"
@@ -127,6 +129,16 @@ bool quill_cli_accuracy(quill_cli *c, int *equalize, int *bias_correction) {
     *equalize = QUILL_ACCURACY_OFF;
   } else if (quill_cli_flag(c, "--bias-correction")) {
     *bias_correction = QUILL_ACCURACY_ON;
+  } else if (strncmp(a, "--bias-correction=", 18) == 0) {
+    c->i++;
+    if (strcmp(a + 18, "analytic") == 0)
+      *bias_correction = QUILL_ACCURACY_ANALYTIC;
+    else if (strcmp(a + 18, "empirical") == 0)
+      *bias_correction = QUILL_ACCURACY_ON;
+    else
+      quill_cli_usage_error(c, "--bias-correction takes no value, "
+                               "'empirical' or 'analytic', got '%s'",
+                            a + 18);
   } else if (quill_cli_flag(c, "--no-bias-correction")) {
     *bias_correction = QUILL_ACCURACY_OFF;
   } else {
