@@ -289,8 +289,13 @@ class Quill:
         obj = os.path.join(d, "m.o")
         if self.stale(obj):
             os.makedirs(d, exist_ok=True)
+            # the avx2 path as an AVX2-only CPU runs it: for the host's
+            # CPU LLVM would use AVX-512's 32 registers and AVX-VNNI's
+            # vpdpwssd in it
+            mcpu = ["--mcpu", "haswell"] if self.isa == "avx2" else []
             sh([os.path.join(self.build, "quill"), "compile", qir, "-o", obj,
-                "--name", "m", "--isa", self.isa, "--threads", str(threads)])
+                "--name", "m", "--isa", self.isa, "--threads", str(threads)]
+               + mcpu)
         return d, obj
 
     def runner(self, m, qir, threads):
