@@ -199,7 +199,11 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
                        ? a->g.KH * ceil_div(a->g.KW * a->g.Cg, p->kg)
                        : a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
   unsigned maxo = p->nreg == 16 ? 2 : 4;
-  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
+  /* registers besides accumulators and weights: the broadcast; UBSW
+   * also the ones and its i16 product, WD its product (vpmaddwd and
+   * vpmaddubsw write a new register, vpdpbusd the accumulator). Without
+   * them, 16 ymm registers (AVX2) spilled accumulators on every step. */
+  unsigned spare = p->kind == DOT_UBSW ? 3 : p->kind == DOT_WD ? 2 : 1;
   double best = -1;
   /* widest tiles first; another shape must be clearly cheaper (measured:
    * at equal estimates, more channel vectors per tile run faster) */
@@ -435,8 +439,13 @@ static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
 
 /* Channel steps per trip of the innermost loop: the largest divisor of C4
  * not above 4 (measured: 3-5% faster than 1; with 8 or more, LLVM's
- * scheduler hoists broadcasts and spills accumulators). */
+ * scheduler hoists broadcasts and spills accumulators). The avx2 kinds
+ * on 16 ymm registers take 1: unrolled, LLVM hoisted the next steps'
+ * broadcasts and weights and spilled accumulators on every step
+ * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 34.5 -> 30.4 ms). */
 static unsigned dot_unroll(const dot_plan *p) {
+  if (p->nreg == 16 && (p->kind == DOT_UBSW || p->kind == DOT_WD))
+    return 1;
   for (unsigned u = 4; u > 1; u--)
     if (p->C4 % u == 0)
       return u;
