@@ -442,7 +442,7 @@ static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
  * scheduler hoists broadcasts and spills accumulators). The avx2 kinds
  * on 16 ymm registers take 1: unrolled, LLVM hoisted the next steps'
  * broadcasts and weights and spilled accumulators on every step
- * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 34.5 -> 30.4 ms). */
+ * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 33.7 -> 30.4 ms). */
 static unsigned dot_unroll(const dot_plan *p) {
   if (p->nreg == 16 && (p->kind == DOT_UBSW || p->kind == DOT_WD))
     return 1;
