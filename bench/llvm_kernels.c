@@ -15,7 +15,9 @@
  * the share of the peak. --peak prints the peak alone. The peak
  * is measured in the same run: a loop of 14 independent vpdpbusd zmm
  * chains (64 MACs each) on one core, times the thread count. On a CPU
- * with AMX-INT8 the AMX peak (tdpbusd) is printed too, for reference.
+ * with AMX-INT8 the AMX peak (tdpbusd) is printed too, for reference,
+ * and on any AVX2 CPU the avx2 path's peak (vpmaddubsw + vpmaddwd +
+ * vpaddd ymm, and the i16 vpmaddwd + vpaddd step).
  */
 #define _DEFAULT_SOURCE /* syscall(), for the AMX permission */
 #include <stdio.h>
@@ -36,6 +38,15 @@ static int cmp_double(const void *a, const void *b) {
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This thread's CPU time: the AVX2 peak is compared with stages' CPU
+ * time (bench/stage_profile.py), and time slices lost to other processes
+ * on a loaded machine do not count. */
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -150,6 +161,72 @@ static double vnni_peak(void) {
 #endif
 }
 
+/* Peak u8*s8 MACs per second of one core from AVX2 alone, the sequence
+ * Quill's avx2 path (and oneDNN's AVX2 int8 kernels) run per 32 MACs:
+ * vpmaddubsw ymm (u8 x s8 pairs to i16), vpmaddwd ymm with ones (i16
+ * pairs to i32), vpaddd ymm; 12 independent accumulators. With `i16`,
+ * the i16 x i16 step instead (vpmaddwd + vpaddd, 16 MACs: the avx2
+ * path's kind for weights whose u8 x s8 pairs could saturate i16).
+ * Timed in CPU time, best of 200 short runs. 0 on a CPU without AVX2. */
+static double avx2_peak(bool i16) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2"))
+    return 0;
+  long iters = 250000; /* ~1 ms runs: some catch an idle sibling */
+  double best = 0;
+  for (int r = 0; r < 200; r++) {
+    long n = iters;
+    double t0 = cpu_s();
+    if (i16)
+      __asm__ volatile(
+#define WD(k) "vpmaddwd %%ymm14, %%ymm15, %%ymm12\n\t" \
+              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
+          "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+          "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
+          "1:\n\t" WD(0) WD(1) WD(2) WD(3) WD(4) WD(5) WD(6) WD(7) WD(8)
+              WD(9) WD(10) WD(11)
+          "dec %0\n\t"
+          "jnz 1b\n\t"
+          "vzeroupper\n\t"
+#undef WD
+          : "+r"(n)
+          :
+          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+            "xmm15", "cc");
+    else
+      __asm__ volatile(
+#define UB(k) "vpmaddubsw %%ymm14, %%ymm15, %%ymm12\n\t" \
+              "vpmaddwd %%ymm13, %%ymm12, %%ymm12\n\t"    \
+              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
+          "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+          "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
+          "vpcmpeqd %%ymm13, %%ymm13, %%ymm13\n\t"
+          "vpsrlw $15, %%ymm13, %%ymm13\n\t"
+          "1:\n\t" UB(0) UB(1) UB(2) UB(3) UB(4) UB(5) UB(6) UB(7) UB(8)
+              UB(9) UB(10) UB(11)
+          "dec %0\n\t"
+          "jnz 1b\n\t"
+          "vzeroupper\n\t"
+#undef UB
+          : "+r"(n)
+          :
+          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+            "xmm15", "cc");
+    double t = cpu_s() - t0;
+    double macs = (double)iters * 12 * (i16 ? 16 : 32) / t;
+    if (macs > best)
+      best = macs;
+  }
+  return best;
+#else
+  (void)i16;
+  return 0;
+#endif
+}
+
 typedef struct layer {
   const char *name;
   int C, M, H, W, K, stride, group;
@@ -256,6 +333,11 @@ int main(int argc, char **argv) {
     printf("AMX peak (tdpbusd loop, %u thread%s): %.1f "
            "GMAC/s = %.1f GOP/s\n",
            threads, threads > 1 ? "s" : "", amx * 1e-9, 2 * amx * 1e-9);
+  double ub = avx2_peak(false) * threads, wd = avx2_peak(true) * threads;
+  if (ub > 0)
+    printf("AVX2 peak (vpmaddubsw + vpmaddwd + vpaddd ymm loop, %u thread%s): "
+           "%.1f GMAC/s; i16 (vpmaddwd + vpaddd ymm): %.1f GMAC/s\n",
+           threads, threads > 1 ? "s" : "", ub * 1e-9, wd * 1e-9);
   if (peak_only)
     return 0;
   printf("%-30s %8s %9s %9s %9s %7s %s\n", "layer", "compile", "best ms",

@@ -33,13 +33,18 @@ are the least over the runs (other processes only ever add time).
 --peak: the efficiency view of the one-thread run instead (needs no second
 thread): per stage its MACs (qconv2d / qmatmul, read from m.qir; depthwise
 included), its least CPU time, the share of the vpdpbusd peak of one
-core that those MACs at that time are, and the activation bytes the op
+core that those MACs at that time are (with --isa avx2: of the AVX2
+peak, vpmaddubsw + vpmaddwd + vpaddd ymm), and the activation bytes the op
 reads and writes per second (GB/s: for memory-bound stages, depthwise
 convs, adds, pools; weights not counted) (bench-llvm-kernels --peak, measured
 in the same run, before and after, the higher kept), summed per kind of
 stage (dot, panel, qadd, ...) at the end:
 
   /usr/bin/python3 bench/stage_profile.py m.qir --isa avx512-vnni --peak
+
+--isa avx2 compiles for --mcpu haswell unless --mcpu says otherwise: for
+the host's CPU LLVM would give the avx2 path's code AVX-512's 32
+registers and fuse vpmaddwd + vpaddd into AVX-VNNI's vpdpwssd.
 """
 import argparse
 import os
@@ -117,10 +122,18 @@ def op_macs(qir):
     return macs, nbytes
 
 
-def peak_gmacs(build):
+def peak_gmacs(build, isa=""):
+    """The peak of the path's dot step: vpdpbusd zmm, or with --isa avx2
+    vpmaddubsw + vpmaddwd + vpaddd ymm (bench-llvm-kernels --peak)."""
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
-    m = re.search(r"VNNI peak [^:]*: ([0-9.]+) GMAC/s", out)
+    rx = (r"AVX2 peak [^:]*: ([0-9.]+) GMAC/s" if isa == "avx2"
+          else r"VNNI peak [^:]*: ([0-9.]+) GMAC/s")
+    m = re.search(rx, out)
     return float(m.group(1)) if m else 0.0
+
+
+def peak_name(isa):
+    return "vpmaddubsw" if isa == "avx2" else "vpdpbusd"
 
 
 def print_peak(a, stages, total, names, peak):
@@ -128,9 +141,9 @@ def print_peak(a, stages, total, names, peak):
     one = total["serial_cpu_us"] + sum(s["cc"] for s in stages)
     allm = sum(macs.values())
     print("%s, isa %s, 1 thread: CPU %.0f us (serial %.0f us), %.3f GMAC, "
-          "vpdpbusd peak %.1f GMAC/s: %.1f%% of peak (ideal %.0f us)" % (
+          "%s peak %.1f GMAC/s: %.1f%% of peak (ideal %.0f us)" % (
               os.path.basename(a.qir), a.isa or "auto", one,
-              total["serial_cpu_us"], allm * 1e-9, peak,
+              total["serial_cpu_us"], allm * 1e-9, peak_name(a.isa), peak,
               100 * allm / (one * 1e-6) / (peak * 1e9) if peak else 0,
               allm / (peak * 1e3) if peak else 0))
     print()
@@ -186,6 +199,10 @@ def main():
     ap.add_argument("qir")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--isa", default="")
+    ap.add_argument("--mcpu", default="",
+                    help="quill compile --mcpu (default: the host's; for "
+                    "--isa avx2 haswell, so that the code is what an "
+                    "AVX2-only CPU runs: 16 ymm registers, no vpdpwssd)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--work", default="")
@@ -208,6 +225,9 @@ def main():
            "--name", "m", "--threads", str(a.threads)]
     if a.isa:
         cmd += ["--isa", a.isa]
+    mcpu = a.mcpu or ("haswell" if a.isa == "avx2" else "")
+    if mcpu:
+        cmd += ["--mcpu", mcpu]
     if a.parallel_all:
         cmd.append("--parallel-all")
     sh(cmd)
@@ -222,10 +242,10 @@ def main():
     hdr = os.path.join(work, "m.h")
     runs = {}
     if a.peak:
-        pk = peak_gmacs(a.build)
+        pk = peak_gmacs(a.build, a.isa)
         stages, total = parse(sh([prof, so, hdr, "--threads", "1",
                                   "--reps", str(a.reps)]))
-        pk = max(pk, peak_gmacs(a.build))
+        pk = max(pk, peak_gmacs(a.build, a.isa))
         print_peak(a, stages, total, names, pk)
         return 0
     for t in (1, a.threads):

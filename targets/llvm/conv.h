@@ -93,6 +93,37 @@ int32_t cg_dot_weight(const cg_dot_args *a, bool rowwin, int64_t gr,
 LLVMValueRef cg_dot_bias(cg *c, const cg_dot_args *a, int64_t zpu,
                          int64_t pad);
 
+/* conv_ubsw.c: vpmaddubsw (avx2) with the weight pairs that could
+ * saturate its i16 sum split in two, the halves' second parts run as
+ * correction steps listed per (group, channel tile, vector). */
+bool cg_ubsw_pair_unsafe(int32_t w0, int32_t w1);
+/* Can vpmaddubsw run these weights without i16 saturation for any u8
+ * input (no pair unsafe; rowwin: pairs along a window row)? */
+bool cg_ubsw_safe(const cg_dot_args *a, bool rowwin);
+/* The share of (VL-lane vector, tap, 4-channel group) steps that need a
+ * correction step (0: none, ordinary vpmaddubsw). */
+double cg_ubsw_corr_share(const cg_dot_args *a, unsigned VL);
+/* a->wc with every unsafe pair halved (w / 2): the weights the kernel
+ * packs (bias unchanged: the halves sum to the weights). NULL (status
+ * set) when out of memory; free with cg_ubsw_main_weights_free. */
+int32_t *cg_ubsw_main_weights(cg *c, const cg_dot_args *a);
+void cg_ubsw_main_weights_free(cg *c, const cg_dot_args *a, int32_t *wa);
+typedef struct cg_ubsw_shape {
+  unsigned VL, OCB;       /* lanes per vector, vectors per channel tile */
+  int64_t ntiles;         /* channel tiles per group */
+  int64_t s_row, s_col;   /* the panel's row and pixel strides */
+} cg_ubsw_shape;
+typedef struct cg_ubsw_lists {
+  LLVMValueRef start; /* i32 [G * ntiles * OCB + 1]: list l's entries */
+  LLVMValueRef off;   /* i32 per entry: panel offset from the pixel */
+  LLVMValueRef w;     /* VL x 4 correction bytes per entry */
+  int64_t entries;
+} cg_ubsw_lists;
+/* The correction lists as constant globals; false (status set) when out
+ * of memory. */
+bool cg_ubsw_lists_emit(cg *c, const cg_dot_args *a, const cg_ubsw_shape *sh,
+                        cg_ubsw_lists *t);
+
 /* A conv stage's tasks: (n, group, channel tile, pixel chunk), chunks
  * innermost (a thread's consecutive tasks share their weights), or with
  * chunk_outer (n, pixel chunk, group, channel tile): the pool gives each

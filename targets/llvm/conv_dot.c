@@ -4,8 +4,9 @@
  *
  *   kind  instruction             kg  panel  weights     per step
  *   VNNI  vpdpbusd zmm/ymm        4   u8     s8 x4       acc += dot4(x, w)
- *   UBSW  vpmaddubsw + vpmaddwd   4   u8     s8 x4       (when no pair can
- *                                                         saturate i16)
+ *   UBSW  vpmaddubsw + vpmaddwd   4   u8     s8 x4       (pairs that could
+ *                                                         saturate i16 split:
+ *                                                         conv_ubsw.c)
  *   WD    vpmaddwd                2   i16    i16 x2      acc += dot2(x, w)
  *   MUL   LLVM vector mul/add     1   i16    i16         acc += x * w
  *   SDOT  sdot v.4s (AArch64)     4   s8     s8 x4       acc += dot4(x, w)
@@ -92,42 +93,24 @@ typedef struct dot_plan {
   int64_t chunk, nchunks;   /* pixels per task (a multiple of PIX) */
   bool chunk_outer;         /* task order: see cg_conv_task */
   bool kblock;              /* taps outermost, partial sums in accbuf */
+  bool corr;                /* UBSW with correction steps (conv_ubsw.c) */
+  cg_ubsw_lists cl;
 } dot_plan;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 #define KBLOCK_MIN_TILE (128 * 1024) /* weight bytes of a channel tile */
 #define KBLOCK_MAX_ACC (64 * 1024)   /* the partial sums' stack buffer */
+/* UBSW with correction steps while at most this share of the steps need
+ * one (a correction step costs about a main step, vpmaddwd on i16 about
+ * 1.3 of them at the peak plus a panel of twice the bytes; measured on
+ * ResNet-18's 3x3 convs: 10-22% corrections 1.1-1.37x faster than WD,
+ * 24-30% 1.03-1.06x, within the noise) */
+#define UBSW_MAX_CORR 0.3
 
 /* Bytes of one packed weight vector (VL lanes of kg elements). */
 static int64_t wvec_bytes(const dot_plan *p) {
   return (int64_t)p->VL * p->kg * (p->u8panel ? 1 : 2);
-}
-
-/* Can vpmaddubsw run these weights without i16 saturation for any u8
- * input? Checked pair by pair as the instruction sums them: neighbouring
- * channels, or neighbouring elements of a window row (rowwin). */
-static bool ubsw_safe(const cg_dot_args *a, bool rowwin) {
-  const cg_conv_geom *g = &a->g;
-  int64_t K = g->Cg * g->KH * g->KW;
-  int64_t run = rowwin ? g->KW * g->Cg : g->Cg; /* elements per step run */
-  int64_t outer = rowwin ? 1 : g->KW;
-  for (int64_t m = 0; m < g->M; m++)
-    for (int64_t i = 0; i < g->KH; i++)
-      for (int64_t j0 = 0; j0 < outer; j0++)
-        for (int64_t r = 0; r < run; r += 2) {
-          int64_t w[2] = {0, 0};
-          for (int k = 0; k < 2 && r + k < run; k++) {
-            int64_t e = r + k, j = rowwin ? e / g->Cg : j0;
-            int64_t ci = rowwin ? e % g->Cg : e;
-            w[k] = a->wc[m * K + (ci * g->KH + i) * g->KW + j];
-          }
-          int64_t pos = (w[0] > 0 ? w[0] : 0) + (w[1] > 0 ? w[1] : 0);
-          int64_t neg = (w[0] < 0 ? w[0] : 0) + (w[1] < 0 ? w[1] : 0);
-          if (255 * pos > 32767 || 255 * neg < -32768)
-            return false;
-        }
-  return true;
 }
 
 static bool weights_fit(const cg_dot_args *a, int64_t lo, int64_t hi) {
@@ -163,12 +146,16 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
       return false;
     p->kind = DOT_WD;
     break;
-  case QUILL_LLVM_ISA_AVX2:
-    p->kind = s8w && ubsw_safe(a, a->g.G == 1 && a->g.dw == 1 &&
-                                      a->g.KW > 1 && a->g.Cg % 4 != 0)
-                  ? DOT_UBSW
-                  : DOT_WD;
+  case QUILL_LLVM_ISA_AVX2: {
+    bool rw = a->g.G == 1 && a->g.dw == 1 && a->g.KW > 1 && a->g.Cg % 4 != 0;
+    p->kind = s8w && cg_ubsw_safe(a, rw) ? DOT_UBSW : DOT_WD;
+    if (p->kind == DOT_WD && s8w && !rw &&
+        cg_ubsw_corr_share(a, 8) <= UBSW_MAX_CORR) {
+      p->kind = DOT_UBSW;
+      p->corr = true;
+    }
     break;
+  }
   case QUILL_LLVM_ISA_NEON_DOT:
     p->kind = s8w ? DOT_SDOT : DOT_MUL;
     break;
@@ -212,7 +199,11 @@ static bool plan_kind(cg *c, const cg_dot_args *a, dot_plan *p) {
                        ? a->g.KH * ceil_div(a->g.KW * a->g.Cg, p->kg)
                        : a->g.KH * a->g.KW * ceil_div(a->g.Cg, p->kg);
   unsigned maxo = p->nreg == 16 ? 2 : 4;
-  unsigned spare = p->kind == DOT_UBSW ? 2 : 1; /* broadcast (+ ones) */
+  /* registers besides accumulators and weights: the broadcast; UBSW
+   * also the ones and its i16 product, WD its product (vpmaddwd and
+   * vpmaddubsw write a new register, vpdpbusd the accumulator). Without
+   * them, 16 ymm registers (AVX2) spilled accumulators on every step. */
+  unsigned spare = p->kind == DOT_UBSW ? 3 : p->kind == DOT_WD ? 2 : 1;
   double best = -1;
   /* widest tiles first; another shape must be clearly cheaper (measured:
    * at equal estimates, more channel vectors per tile run faster) */
@@ -370,6 +361,7 @@ typedef struct kstate {
   LLVMValueRef pf_base, pf_line0; /* K blocking: the next tap's weights */
   LLVMValueRef accbuf;
   LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
+  LLVMValueRef clist; /* UBSW corrections: the tile's first list */
   LLVMValueRef acc[12 * 4];
   LLVMTypeRef vt; /* <VL x i32> */
 } kstate;
@@ -447,8 +439,13 @@ static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
 
 /* Channel steps per trip of the innermost loop: the largest divisor of C4
  * not above 4 (measured: 3-5% faster than 1; with 8 or more, LLVM's
- * scheduler hoists broadcasts and spills accumulators). */
+ * scheduler hoists broadcasts and spills accumulators). The avx2 kinds
+ * on 16 ymm registers take 1: unrolled, LLVM hoisted the next steps'
+ * broadcasts and weights and spilled accumulators on every step
+ * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 33.7 -> 30.4 ms). */
 static unsigned dot_unroll(const dot_plan *p) {
+  if (p->nreg == 16 && (p->kind == DOT_UBSW || p->kind == DOT_WD))
+    return 1;
   for (unsigned u = 4; u > 1; u--)
     if (p->C4 % u == 0)
       return u;
@@ -539,6 +536,43 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
       LLVMValueRef ap = s->acc[q * OCB + v];
       cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w[v]), ap, 64);
     }
+  }
+}
+
+/* UBSW's correction steps (conv_ubsw.c), after the taps: per vector v of
+ * the tile, its list's entries, each a panel offset from the pixel and a
+ * weight vector of corrections. */
+static void corr_steps(cg *c, kstate *s, unsigned P, const LLVMValueRef *xo) {
+  const dot_plan *p = s->p;
+  LLVMTypeRef vt = s->vt;
+  for (unsigned v = 0; v < p->OCB; v++) {
+    LLVMValueRef l = LLVMBuildAdd(c->b, s->clist, cg_i64c(c, v), "");
+    LLVMValueRef lo = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, p->cl.start, l), 4),
+        c->t_i64, "");
+    LLVMValueRef hi = LLVMBuildSExt(
+        c->b,
+        cg_load(c, c->t_i32,
+                cg_gep(c, c->t_i32, p->cl.start,
+                       LLVMBuildAdd(c->b, l, cg_i64c(c, 1), "")),
+                4),
+        c->t_i64, "");
+    cg_loop le;
+    cg_loop_begin(c, &le, lo, hi, 1);
+    LLVMValueRef off = LLVMBuildSExt(
+        c->b, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, p->cl.off, le.i), 4),
+        c->t_i64, "");
+    LLVMValueRef w = cg_load(
+        c, vt,
+        cg_gep8(c, p->cl.w, LLVMBuildMul(c->b, le.i, cg_i64c(c, 4 * p->VL), "")),
+        4);
+    for (unsigned q = 0; q < P; q++) {
+      LLVMValueRef xp = cg_gep8(c, s->panel, LLVMBuildAdd(c->b, xo[q], off, ""));
+      LLVMValueRef xb = cg_splat(c, cg_load(c, c->t_i32, xp, 1), p->VL);
+      LLVMValueRef ap = s->acc[q * p->OCB + v];
+      cg_store(c, dot_step(c, p, cg_load(c, vt, ap, 64), xb, w), ap, 64);
+    }
+    cg_loop_end(c, &le);
   }
 }
 
@@ -662,6 +696,8 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
     cg_loop_end(c, &lj);
     cg_loop_end(c, &li);
   }
+  if (p->corr)
+    corr_steps(c, s, P, xo);
   if (mmla) /* tiles -> per-pixel vectors */
     for (unsigned q = 0; q < PC; q += 2)
       for (unsigned v = 0; v < OCB; v++) {
@@ -794,6 +830,12 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   s.chbase = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, g->Mg), ""), tch, "chbase");
   s.valid = LLVMBuildSub(c->b, cg_i64c(c, g->Mg), tch, "valid");
+  if (p->corr)
+    s.clist = LLVMBuildMul(
+        c->b,
+        LLVMBuildAdd(c->b, LLVMBuildMul(c->b, gr, cg_i64c(c, p->ntiles), ""),
+                     tile, ""),
+        cg_i64c(c, p->OCB), "clist");
   /* the panel pointer of this group */
   s.panel = cg_gep8(
       c, panel,
@@ -881,7 +923,22 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
     p.nchunks = 1;
   }
   a->rq->pad = (size_t)p.TW + 16;
-  LLVMValueRef wg = pack_weights(c, a, &p);
+  LLVMValueRef wg;
+  if (p.corr) { /* pack the main weights; the corrections as lists */
+    int32_t *wa = cg_ubsw_main_weights(c, a);
+    if (!wa)
+      return c->status;
+    cg_dot_args am = *a;
+    am.wc = wa;
+    wg = pack_weights(c, &am, &p);
+    cg_ubsw_main_weights_free(c, a, wa);
+    cg_ubsw_shape sh = {.VL = p.VL, .OCB = p.OCB, .ntiles = p.ntiles,
+                        .s_row = p.pn.s_row, .s_col = p.pn.s_col};
+    if (!cg_ubsw_lists_emit(c, a, &sh, &p.cl))
+      return c->status;
+  } else {
+    wg = pack_weights(c, a, &p);
+  }
   LLVMValueRef bg = cg_dot_bias(c, a, p.u8panel ? p.pn.zpu : 0, p.TW);
   if (c->status)
     return c->status;

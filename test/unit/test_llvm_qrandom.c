@@ -66,6 +66,7 @@ static const char *const roundings[] = {"half_even", "half_away", "half_up",
 typedef struct gen {
   char *buf;
   size_t len, cap;
+  bool wsparse; /* s8 weights mostly small, a few large (emit_rand_weights) */
 } gen;
 
 static void emit(gen *g, const char *fmt, ...) {
@@ -126,6 +127,11 @@ static void emit_rand_weights(gen *g, const wparams *w, const int64_t d[4],
   uint8_t *b = malloc(nw);
   for (size_t i = 0; i < nw; i++)
     b[i] = (uint8_t)(w->u8 ? rnd_int(0, 255) : rnd_int(lo, 127));
+  /* wsparse: |w| <= 40 but 2% in 90..127, so that a few vpmaddubsw pairs
+   * could saturate: the avx2 path splits them (conv_ubsw.c) */
+  for (size_t i = 0; g->wsparse && !w->u8 && i < nw; i++)
+    b[i] = (uint8_t)(rnd() % 50 == 0 ? (rnd() % 2 ? 1 : -1) * rnd_int(90, 127)
+                                     : rnd_int(-40, 40));
   emit(g, "  %%w = constant {value = dense<");
   hex_bytes(g, b, nw);
   for (int k = 0; k < 2; k++) {
@@ -215,6 +221,8 @@ static void emit_bias(gen *g, const char *name, int64_t N) {
 static void gen_qconv(gen *g) {
   int64_t N = rnd_int(1, 2), G, Cg, Mg;
   int kind = (int)(rnd() % 8);
+  if (g->wsparse) /* small plain or grouped convs: pairs of channels */
+    kind = kind % 4 == 3 ? 5 : kind % 4;
   if (kind == 7) { /* deep 3x3 convs: K blocking (conv_dot.c) on zmm paths */
     G = 1;
     Cg = rnd() % 2 ? 4 * rnd_int(64, 80) : rnd_int(256, 320);
@@ -261,7 +269,12 @@ static void gen_qconv(gen *g) {
   double sx = rnd_range(0.005, 0.05);
   wparams *w = malloc(sizeof *w);
   random_wparams(w, M);
-  bool wconst = rnd() % 5 != 0;
+  if (g->wsparse) { /* symmetric s8: the weights stay those of wsparse */
+    w->u8 = false;
+    for (int64_t i = 0; i < w->n; i++)
+      w->zps[i] = 0;
+  }
+  bool wconst = rnd() % 5 != 0 || g->wsparse;
   int bias_mode = (int)(rnd() % 4); /* 0 none, 1 runtime, 2-3 constant */
   bool raw = rnd() % 8 == 0;
   bool yu8 = rnd() % 2;
@@ -1029,7 +1042,7 @@ static void gen_big_conv(gen *g) {
 static int write_cases(const char *dir, int ncases) {
   int bad = 0;
   for (int i = 0; i <= 4 * ncases; i++) {
-    gen g = {malloc(4096), 0, 4096};
+    gen g = {malloc(4096), 0, 4096, false};
     g.buf[0] = '\0';
     char name[32];
     if (i == 4 * ncases) {
@@ -1070,14 +1083,15 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 10; op++)
-    for (int i = 0; i < (op == 9   ? (ncases + 19) / 20
+  for (int op = 0; op < 11; op++)
+    for (int i = 0; i < (op == 10  ? (ncases + 9) / 10
+                         : op == 9 ? (ncases + 19) / 20
                          : op == 8 ? (ncases + 9) / 10
                          : op == 7 ? (ncases + 1) / 2
                          : op >= 4 ? (ncases + 2) / 3
                                    : ncases);
          i++) {
-      gen g = {NULL, 0, 0};
+      gen g = {NULL, 0, 0, false};
       g.cap = 4096;
       g.buf = malloc(g.cap);
       g.buf[0] = '\0';
@@ -1101,13 +1115,17 @@ int main(int argc, char **argv) {
         gen_qconv_add(&g);
       else if (op == 8)
         gen_qdw(&g);
-      else /* 33-48 rows (32 + a partial tile) or ViT's 197 */
+      else if (op == 9) /* 33-48 rows (32 + a partial tile) or ViT's 197 */
         gen_qmatmul_m(&g, rnd() % 2 ? 197 : rnd_int(33, 48));
+      else { /* weights whose few unsafe pairs avx2 splits */
+        g.wsparse = true;
+        gen_qconv(&g);
+      }
       char name[64];
-      static const char *const opn[10] = {"qconv2d", "qmatmul", "qadd/qmul",
+      static const char *const opn[11] = {"qconv2d", "qmatmul", "qadd/qmul",
                                           "qmatmul-act", "qnorm", "epi",
                                           "qlut", "qconv-add", "qdw",
-                                          "qmatmul-tall"};
+                                          "qmatmul-tall", "qconv-ubsw"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {
