@@ -358,6 +358,12 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
     return QUILL_ERR_INVALID;
   if (ex->errors != e0)
     return QUILL_ERR_INVALID;
+  /* A fused activation makes TRANSPOSE_CONV version 4 (op_version.cc since
+   * TFLite 2.13), which tflite-runtime 2.14 does not register: the
+   * activation is an op of its own: RELU / RELU6 / RELU_N1_TO_1, exact in
+   * f32, and in int8 on equal input and output parameters (multiplier 1:
+   * the clamp alone, as Quill's integer form clamps). */
+  int own_act = act;
 
   int64_t in[2] = {xd[2], xd[3]}, out[2] = {yd[2], yd[3]};
   int mode = tconv_mode(in, out, wd + 2, &win);
@@ -372,12 +378,6 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
     }
   }
   bool crop = full[0] != out[0] || full[1] != out[1];
-  if (crop && act != TFL_ACT_NONE)
-    post = true, lo = act == TFL_ACT_RELU_N1_TO_1 ? -1 : 0,
-    hi = act == TFL_ACT_RELU6 ? 6 : act == TFL_ACT_RELU_N1_TO_1 ? 1 : INFINITY;
-  if (crop && post && quant)
-    return tx_error(ex, op, "a fused activation after a cropped int8 "
-                            "TRANSPOSE_CONV has no TFLite form");
   static const int tconv_perm[4] = {1, 2, 3, 0}; /* IOHW -> OHWI */
   const quill_value *wv = tx_ein(ex, op, 1);
   const char *wname = quill_value_name(wv) ? quill_value_name(wv) : "weights";
@@ -389,7 +389,8 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
   int32_t x = tx_in(ex, op, 0, TX_NHWC), y = tx_out(ex, op, 0);
   if (wt_t < 0 || bt < 0 || st < 0 || x < 0 || y < 0)
     return QUILL_ERR_NOMEM;
-  int32_t final = post ? tx_temp_like(ex, y, "preact") : y;
+  int32_t final = post || own_act != TFL_ACT_NONE ? tx_temp_like(ex, y, "preact")
+                                                : y;
   int32_t dst = crop ? nhwc_temp(ex, y, "full", yd[0], full[0], full[1], M)
                      : final;
   if (final < 0 || dst < 0)
@@ -402,8 +403,6 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
   tx_opt_int(ex, o, TFL_TCONV_PADDING, TXO_I8, mode, 0);
   tx_opt_int(ex, o, TFL_TCONV_STRIDE_W, TXO_I32, win.strides[1], 0);
   tx_opt_int(ex, o, TFL_TCONV_STRIDE_H, TXO_I32, win.strides[0], 0);
-  if (!crop)
-    tx_opt_int(ex, o, TFL_TCONV_FUSED_ACTIVATION, TXO_I8, act, 0);
   if (crop) {
     int32_t begin[4] = {0, (int32_t)win.pads[0], (int32_t)win.pads[1], 0};
     int32_t end[4] = {(int32_t)yd[0], (int32_t)(win.pads[0] + out[0]),
@@ -416,6 +415,12 @@ quill_status tx_write_conv_transpose(tflite_exporter *ex, const quill_op *op) {
     if (!o)
       return QUILL_ERR_NOMEM;
     o->opt_type = TFL_OPT_StridedSliceOptions;
+  }
+  if (own_act != TFL_ACT_NONE) {
+    int32_t b = own_act == TFL_ACT_RELU    ? TFL_OP_RELU
+                : own_act == TFL_ACT_RELU6 ? TFL_OP_RELU6
+                                        : TFL_OP_RELU_N1_TO_1;
+    return tx_emit1(ex, b, 0, final, y) ? QUILL_OK : QUILL_ERR_NOMEM;
   }
   return post ? tx_emit_clamp(ex, final, y, lo, hi) : QUILL_OK;
 }

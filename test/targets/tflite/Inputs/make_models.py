@@ -782,7 +782,16 @@ def shape_conv_ops(rng):
              "TRANSPOSE_CONV stride 2, SAME"),
             ("conv_transpose_crop_f32", [1, 4, 5, 5], [4, 2, 3, 3],
              "strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]",
-             [1, 2, 10, 10], "TRANSPOSE_CONV VALID + STRIDED_SLICE (ONNX pads)")):
+             [1, 2, 10, 10], "TRANSPOSE_CONV VALID + STRIDED_SLICE (ONNX pads)"),
+            # a fused relu is a RELU after it (version 4, TRANSPOSE_CONV's
+            # fused activation, is not in tflite-runtime 2.14: PP-OCRv4 det)
+            ("conv_transpose_relu_f32", [1, 4, 5, 5], [4, 3, 2, 2],
+             'strides = [2, 2], activation = "relu"', [1, 3, 10, 10],
+             "TRANSPOSE_CONV + RELU"),
+            ("conv_transpose_crop_relu6_f32", [1, 4, 5, 5], [4, 2, 3, 3],
+             'strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1], '
+             'activation = "clip", activation_min = 0.0, activation_max = 6.0',
+             [1, 2, 10, 10], "TRANSPOSE_CONV + STRIDED_SLICE + RELU6")):
         g = Graph(name)
         x = g.arg("x", tensor(xs, "f32"))
         w = g.const(weights(ws), tensor(ws, "f32"))
