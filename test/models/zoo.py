@@ -3,7 +3,12 @@
 
   PY=$(scripts/pyenv.sh)
   "$PY" test/models/zoo.py BUILD ZOODIR [--models a,b] [--samples N]
-        [--json FILE] [--md docs/model-zoo.md] [--strict]
+        [--json FILE] [--md docs/model-zoo.md] [--strict] [--rows A.json,..]
+
+--rows keeps the rows of earlier --json runs for the models this run does
+not measure, so a change that touches a few models refreshes their rows
+and rewrites the whole table (the page says which rows came from which
+run).
 
 ZOODIR holds NAME/model.onnx + NAME/calib/ + NAME/eval/ as written by
 export_torch.py and ppocr.py (test/models/fetch.sh makes them). For each
@@ -38,7 +43,6 @@ import glob
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -271,13 +275,21 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--rows", default="",
+                    help="JSON,...: rows of earlier --json runs to keep for the "
+                         "models this run does not measure (later files win); "
+                         "with --models '' only the table is rewritten")
     ap.add_argument("--xfail", default="",
                     help="MODEL:tflite,...: known failures --strict does not count")
     a = ap.parse_args()
     b = {"quill": os.path.join(a.build, "quill"),
          "translate": os.path.join(a.build, "quill-translate")}
-    names = a.models.split(",") if a.models else sorted(
+    names = [n for n in a.models.split(",") if n] if a.models is not None else sorted(
         n for n in os.listdir(a.zoo) if os.path.exists(os.path.join(a.zoo, n, "model.onnx")))
+    kept = {}
+    for path in [p for p in a.rows.split(",") if p]:
+        with open(path) as f:
+            kept.update((r["model"], r) for r in json.load(f))
     rows = []
     for n in names:
         with tempfile.TemporaryDirectory() as tmp:
@@ -286,6 +298,8 @@ def main():
             r["seconds"] = round(time.perf_counter() - t, 1)
         rows.append(r)
         print(json.dumps(r), flush=True)
+    rows = sorted(rows + [r for m, r in kept.items() if m not in names],
+                  key=lambda r: r["model"])
     text = table(rows)
     print(text)
     if a.json:
