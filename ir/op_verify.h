@@ -47,6 +47,10 @@ quill_status quill_vop_fail(quill_context *ctx, const quill_op *op,
 quill_status quill_vop_fail_types(quill_context *ctx, const quill_op *op,
                                   const char *fmt, const quill_type *a,
                                   const quill_type *b);
+/* lstm and qlstm's operand shapes x [seq, batch, in], w [4h, in], r [4h, h]
+ * checked; *y = [seq, batch, h] (op_verify_nn.c). */
+quill_status quill_vop_lstm_shape(quill_context *ctx, const quill_op *op,
+                                  quill_shape *y);
 
 quill_type *quill_vop_operand_type(const quill_op *op, unsigned i);
 quill_type *quill_vop_result_type(const quill_op *op, unsigned i);

@@ -440,22 +440,14 @@ quill_status quill_verify_layer_norm(quill_context *ctx, const quill_op *op) {
   return st;
 }
 
-/* lstm x [seq, batch, in], w [4h, in], r [4h, h] [, b [8h]] -> y [seq,
- * batch, h]: ONNX LSTM's forward layer (gate rows i, o, f, c; b = Wb then
- * Rb), all of one float type. */
-quill_status quill_verify_lstm(quill_context *ctx, const quill_op *op) {
-  quill_status st =
-      quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
-  if (st)
-    return st;
-  quill_type *e = quill_vop_operand_elem(op, 0);
-  quill_shape x, w, r, b;
+/* The operand shapes lstm and qlstm share: x [seq, batch, in], w [4h, in],
+ * r [4h, h]; *y = [seq, batch, h]. */
+quill_status quill_vop_lstm_shape(quill_context *ctx, const quill_op *op,
+                                  quill_shape *y) {
+  quill_shape x, w, r;
   quill_vop_operand_shape(op, 0, &x);
   quill_vop_operand_shape(op, 1, &w);
   quill_vop_operand_shape(op, 2, &r);
-  for (unsigned i = 1; i < quill_op_num_operands(op); i++)
-    if (quill_vop_expect_operand_like(ctx, op, i, e))
-      return QUILL_ERR_INVALID;
   if (x.rank != 3 || w.rank != 2 || r.rank != 2)
     return quill_vop_fail(ctx, op, "x must be [seq, batch, in], w [4*hidden, "
                                    "in] and r [4*hidden, hidden]");
@@ -465,15 +457,33 @@ quill_status quill_verify_lstm(quill_context *ctx, const quill_op *op) {
     return quill_vop_fail(ctx, op, "w must be [4*hidden, in] = [%lld, %lld] "
                                    "and r [4*hidden, hidden]",
                           (long long)(4 * h), (long long)x.dims[2]);
+  int64_t yd[3] = {x.dims[0], x.dims[1], h};
+  quill_shape_set(y, 3, yd);
+  return QUILL_OK;
+}
+
+/* lstm x [seq, batch, in], w [4h, in], r [4h, h] [, b [8h]] -> y [seq,
+ * batch, h]: ONNX LSTM's forward layer (gate rows i, o, f, c; b = Wb then
+ * Rb), all of one float type. */
+quill_status quill_verify_lstm(quill_context *ctx, const quill_op *op) {
+  quill_status st =
+      quill_vop_expect_operand_elem(ctx, op, 0, QUILL_EC_FLOAT, "a float");
+  if (st)
+    return st;
+  quill_type *e = quill_vop_operand_elem(op, 0);
+  for (unsigned i = 1; i < quill_op_num_operands(op); i++)
+    if (quill_vop_expect_operand_like(ctx, op, i, e))
+      return QUILL_ERR_INVALID;
+  quill_shape y, b;
+  if (quill_vop_lstm_shape(ctx, op, &y))
+    return QUILL_ERR_INVALID;
+  int64_t h = y.dims[2];
   if (quill_op_num_operands(op) > 3) {
     quill_vop_operand_shape(op, 3, &b);
     if (b.rank != 1 || b.dims[0] != 8 * h)
       return quill_vop_fail(ctx, op, "b must be [8*hidden] = [%lld]",
                             (long long)(8 * h));
   }
-  quill_shape y;
-  int64_t yd[3] = {x.dims[0], x.dims[1], h};
-  quill_shape_set(&y, 3, yd);
   return quill_vop_expect_result(ctx, op, 0, &y, e);
 }
 

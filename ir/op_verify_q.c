@@ -219,19 +219,10 @@ quill_status quill_verify_qlstm(quill_context *ctx, const quill_op *op) {
   if (qlstm_i8(ctx, op, 0, false) || qlstm_i8(ctx, op, 1, true) ||
       qlstm_i8(ctx, op, 2, true) || qlstm_i8(ctx, op, -1, false))
     return QUILL_ERR_INVALID;
-  quill_shape x, w, r;
-  quill_vop_operand_shape(op, 0, &x);
-  quill_vop_operand_shape(op, 1, &w);
-  quill_vop_operand_shape(op, 2, &r);
-  if (x.rank != 3 || w.rank != 2 || r.rank != 2)
-    return quill_vop_fail(ctx, op, "x must be [seq, batch, in], w [4*hidden, "
-                                   "in] and r [4*hidden, hidden]");
-  int64_t h = r.dims[1];
-  if (h <= 0 || r.dims[0] != 4 * h || w.dims[0] != 4 * h ||
-      w.dims[1] != x.dims[2])
-    return quill_vop_fail(ctx, op, "w must be [4*hidden, in] = [%lld, %lld] "
-                                   "and r [4*hidden, hidden]",
-                          (long long)(4 * h), (long long)x.dims[2]);
+  quill_shape y;
+  if (quill_vop_lstm_shape(ctx, op, &y))
+    return QUILL_ERR_INVALID;
+  int64_t h = y.dims[2];
   quill_type *bt = quill_vop_operand_type(op, 3);
   if (quill_type_kind_of(quill_type_elem(bt)) != QUILL_TYPE_I32 ||
       quill_type_rank(bt) != 1 || quill_type_dim(bt, 0) != 4 * h)
@@ -244,9 +235,6 @@ quill_status quill_verify_qlstm(quill_context *ctx, const quill_op *op) {
   if (c < QUILL_QLSTM_CELL_MIN || c > QUILL_QLSTM_CELL_MAX)
     return quill_vop_fail(ctx, op, "'cell_shift' (%lld) must be in [-15, -9]",
                           (long long)c);
-  quill_shape y;
-  int64_t yd[3] = {x.dims[0], x.dims[1], h};
-  quill_shape_set(&y, 3, yd);
   return quill_vop_expect_result(ctx, op, 0, &y, NULL);
 }
 
