@@ -47,3 +47,36 @@ if os.path.exists(os.path.join(config.quill_plugins_dir, "libcount_ops.so")):
 config.substitutions.append(("%acme", config.quill_acme_dir))
 if os.path.exists(os.path.join(config.quill_acme_dir, "libacme_npu.so")):
     config.available_features.add("acme")
+
+# The instruction paths this host can run, as the library answers
+# (quill_llvm_isa_paths, the compiler's own source of truth): tests that
+# run a forced path's JIT say REQUIRES: jit-avx2 (jit-avx-vnni, ...).
+# Machines differ; a test never assumes the host has a path. Asked in a
+# process of its own: a sanitizer build's library cannot load into lit's
+# (then no path is listed and such tests are unsupported there).
+import subprocess
+import sys
+_probe = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.quill_context_create.restype = ctypes.c_void_p
+lib.quill_llvm_isa_name.restype = ctypes.c_char_p
+ctx = ctypes.c_void_p(lib.quill_context_create(None, None))
+opts = ctypes.create_string_buffer(4096)  # quill_llvm_options, set by init
+lib.quill_llvm_options_init(opts)
+paths = ctypes.c_uint(0)
+if lib.quill_llvm_isa_paths(ctx, opts, ctypes.byref(paths), None) == 0:
+    print(" ".join(lib.quill_llvm_isa_name(i).decode() for i in range(32)
+                   if paths.value & (1 << i)))
+lib.quill_context_destroy(ctx)
+"""
+try:
+    _out = subprocess.run(
+        [sys.executable, "-c", _probe,
+         os.path.join(config.quill_tools_dir, "libquill.so.0")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        timeout=60).stdout
+    for _name in _out.split():
+        config.available_features.add("jit-" + _name)
+except (OSError, subprocess.SubprocessError):
+    pass
