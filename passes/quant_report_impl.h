@@ -47,6 +47,25 @@ struct quill_quant_report {
   quill_strbuf accuracy_log; /* lines from equalize / bias-correction */
 };
 
+/* The element type of v (its tensor's element, or v's type itself), and
+ * that element when it is a quant type, else NULL. */
+static inline quill_type *quill_report_elem_of(const quill_value *v) {
+  quill_type *t = quill_value_type(v);
+  return t && quill_type_is_tensor(t) ? quill_type_elem(t) : t;
+}
+static inline quill_type *quill_report_quant_elem(const quill_value *v) {
+  quill_type *e = quill_report_elem_of(v);
+  return e && quill_type_is_quant(e) ? e : NULL;
+}
+
+/* Row status and reason (quant_report_classify.c): keep_float split at
+ * commas into r->keep; an input row (quantized when a `quantize` reads the
+ * argument in qg); an op row from its F op and matched Q op (x_q, weight
+ * SQNR, saturated bias count). */
+quill_status quill_report_parse_keep(quill_quant_report *r, const char *kf);
+void quill_report_classify_input(report_entry *e, const quill_graph *qg);
+quill_status quill_report_classify_op(quill_quant_report *r, report_entry *e);
+
 /* A copy of m through the printer and the parser (locations kept). */
 quill_module *quill_report_clone_module(quill_context *ctx,
                                         const quill_module *m);
