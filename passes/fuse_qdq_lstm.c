@@ -6,7 +6,8 @@
  * under TFLite's arithmetic only (quill_backend_makes_qlstm: rounding
  * "tflite", fixed point, int8 activations: tflite-int8), with x and y int8 per tensor and w, r, b float
  * constants. The other backends keep the lstm float between DQ and Q (the
- * LLVM target has no lstm or qlstm: its users import ONNX LSTMs unrolled).
+ * LLVM target lowers qlstm but not lstm: its backends import ONNX LSTMs
+ * unrolled).
  *
  * The parameters, as TFLite's quantization spec for the 8x8_16 LSTM has
  * them (ir/qlstm.h):
