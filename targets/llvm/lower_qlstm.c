@@ -7,11 +7,12 @@
  *   - the zero points folded into per-row int32 biases, as TFLite's
  *     Prepare and the reference do (bx = b - z_x rowsum(w), bh = -z_y
  *     rowsum(r)): one constant global [8h] (w, r and b must be constants);
- *   - gemmlowp's 16-bit logistic and tanh as tables of all 65536 inputs
- *     filled by quill_qlstm_sigmoid / quill_qlstm_tanh: logistic and the
- *     gates' tanh (3 integer bits) are the same for every qlstm, the
- *     cell's tanh depends on cell_shift only, so a module holds at most
- *     one table of each (128 KB each, shared by name by all its qlstm ops).
+ *   - gemmlowp's 16-bit logistic and tanh as tables of |a| (32769
+ *     entries, quill_qlstm_half_table: f(-a) from f(a) by their symmetry):
+ *     logistic and the gates' tanh (3 integer bits) are the same for every
+ *     qlstm, the cell's tanh depends on cell_shift only, so a module holds
+ *     at most one table of each (64 KB each, shared by name by all its
+ *     qlstm ops).
  *
  * One stage, one task per batch row (rows are independent; a row's steps
  * are sequential). Per task, in scratch owned by the row: the cell state
@@ -27,7 +28,9 @@
  *                H[j] = y[t,n,j] = sat8(MBQM(o TANHC[C[j]]) + z_y)
  *
  * MBQM is cg_requant_apply with the tflite rounding (requant.c), RDPOT
- * gemmlowp's RoundingDivideByPOT and w16 the int16 wrap of qlstm.c.
+ * gemmlowp's RoundingDivideByPOT and w16 the int16 wrap of qlstm.c; SIG,
+ * TANH3 and TANHC the table lookups. The gate sums are plain i8 x i8 -> i32
+ * loops, which LLVM vectorizes (vpmovsxbw + vpmaddwd on x86).
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,32 +47,42 @@ CG_SUPPORTS(cg_supports_qlstm) {
   return NULL;
 }
 
-/* The table of f over every int16 input (t[a + 32768] = f(a)), one global
- * per name in the module. */
-static LLVMValueRef act_table(cg *c, const char *name, int kind, int ibits) {
+/* The table of |a| of the logistic or the tanh (ibits integer bits), one
+ * global per name in the module. */
+static LLVMValueRef act_table(cg *c, const char *name, bool logistic,
+                              int ibits) {
   LLVMValueRef g = LLVMGetNamedGlobal(c->mod, name);
   if (g)
     return g;
-  int16_t *t = quill_alloc(c->ctx, 65536 * sizeof *t);
+  size_t bytes = QUILL_QLSTM_HALF_TABLE * sizeof(int16_t);
+  int16_t *t = quill_alloc(c->ctx, bytes);
   if (!t) {
     c->status = QUILL_ERR_NOMEM;
     return NULL;
   }
-  for (int32_t a = -32768; a < 32768; a++)
-    t[a + 32768] = kind ? quill_qlstm_tanh((int16_t)a, ibits)
-                        : quill_qlstm_sigmoid((int16_t)a);
-  g = cg_const_global(c, name, t, 65536 * sizeof *t);
+  quill_qlstm_half_table(logistic, ibits, t);
+  g = cg_const_global(c, name, t, bytes);
   LLVMSetValueName2(g, name, strlen(name));
-  quill_free(c->ctx, t, 65536 * sizeof *t);
+  quill_free(c->ctx, t, bytes);
   return g;
 }
 
-/* tab[v + 32768] for an i32 v in [-32768, 32767]: i32. */
-static LLVMValueRef lookup(cg *c, LLVMValueRef tab, LLVMValueRef v) {
-  LLVMValueRef idx = LLVMBuildZExt(
-      c->b, LLVMBuildAdd(c->b, v, cg_i32c(c, 32768), ""), c->t_i64, "");
-  return LLVMBuildSExt(c->b, cg_load(c, c->t_i16, cg_gep(c, c->t_i16, tab, idx), 2),
-                       c->t_i32, "");
+/* f(v) for an i32 v in [-32768, 32767] from its table of |v|
+ * (quill_qlstm_half_table): i32. */
+static LLVMValueRef lookup(cg *c, LLVMValueRef tab, bool logistic,
+                           LLVMValueRef v) {
+  LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, cg_i32c(c, 0), "");
+  LLVMValueRef m = LLVMBuildSelect(
+      c->b, neg, LLVMBuildSub(c->b, cg_i32c(c, 0), v, ""), v, "");
+  LLVMValueRef t = LLVMBuildSExt(
+      c->b,
+      cg_load(c, c->t_i16,
+              cg_gep(c, c->t_i16, tab, LLVMBuildZExt(c->b, m, c->t_i64, "")),
+              2),
+      c->t_i32, "");
+  LLVMValueRef mirrored =
+      LLVMBuildSub(c->b, cg_i32c(c, logistic ? 32767 : 0), t, "");
+  return LLVMBuildSelect(c->b, neg, mirrored, t, "");
 }
 
 static LLVMValueRef sat16(cg *c, LLVMValueRef v) {
@@ -190,9 +203,9 @@ CG_LOWER(cg_lower_qlstm) {
   quill_free(c->ctx, bb, (size_t)(8 * h) * sizeof *bb);
   char tname[32];
   snprintf(tname, sizeof tname, "q.qlstm.tanh%d", 15 + p.cell_shift);
-  LLVMValueRef sig = act_table(c, "q.qlstm.sigmoid", 0, 0);
-  LLVMValueRef tanh3 = act_table(c, "q.qlstm.tanh3", 1, 3);
-  LLVMValueRef tanhc = act_table(c, tname, 1, 15 + p.cell_shift);
+  LLVMValueRef sig = act_table(c, "q.qlstm.sigmoid", true, 0);
+  LLVMValueRef tanh3 = act_table(c, "q.qlstm.tanh3", false, 3);
+  LLVMValueRef tanhc = act_table(c, tname, false, 15 + p.cell_shift);
   if (!sig || !tanh3 || !tanhc)
     return c->status;
   /* the rows' states: C [batch, h] i16, A [batch, 4h] i16, H [batch, h] i8 */
@@ -266,8 +279,10 @@ CG_LOWER(cg_lower_qlstm) {
                            LLVMBuildAdd(c->b, lj.i, cg_i64c(c, k * h), "")),
                     2),
             c->t_i32, "");
-      LLVMValueRef ig = lookup(c, sig, gate[0]), og = lookup(c, sig, gate[1]);
-      LLVMValueRef fg = lookup(c, sig, gate[2]), gg = lookup(c, tanh3, gate[3]);
+      LLVMValueRef ig = lookup(c, sig, true, gate[0]);
+      LLVMValueRef og = lookup(c, sig, true, gate[1]);
+      LLVMValueRef fg = lookup(c, sig, true, gate[2]);
+      LLVMValueRef gg = lookup(c, tanh3, false, gate[3]);
       LLVMValueRef cp = cg_gep(c, c->t_i16, cn, lj.i);
       LLVMValueRef c0 = LLVMBuildSExt(c->b, cg_load(c, c->t_i16, cp, 2),
                                       c->t_i32, "");
@@ -277,7 +292,7 @@ CG_LOWER(cg_lower_qlstm) {
       LLVMValueRef c1 = sat16(c, LLVMBuildAdd(c->b, fc, igg, ""));
       cg_store(c, LLVMBuildTrunc(c->b, c1, c->t_i16, ""), cp, 2);
       LLVMValueRef hv = cg_requant_apply(
-          c, &ro, LLVMBuildMul(c->b, og, lookup(c, tanhc, c1), ""), NULL,
+          c, &ro, LLVMBuildMul(c->b, og, lookup(c, tanhc, false, c1), ""), NULL,
           false);
       hv = LLVMBuildTrunc(c->b, hv, c->t_i8, "");
       cg_store(c, hv, cg_gep(c, c->t_i8, hn, lj.i), 1);
