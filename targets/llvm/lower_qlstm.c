@@ -7,6 +7,8 @@
  *   - the zero points folded into per-row int32 biases, as TFLite's
  *     Prepare and the reference do (bx = b - z_x rowsum(w), bh = -z_y
  *     rowsum(r)): one constant global [8h] (w, r and b must be constants);
+ *   - w and r transposed (wt [in, 4h], rt [h, 4h]), so that the gate sums
+ *     are rows of axpy steps over the 4h gates: no horizontal sums;
  *   - gemmlowp's 16-bit logistic and tanh as tables of |a| (32769
  *     entries, quill_qlstm_half_table: f(-a) from f(a) by their symmetry):
  *     logistic and the gates' tanh (3 integer bits) are the same for every
@@ -17,20 +19,22 @@
  * One stage, one task per batch row (rows are independent; a row's steps
  * are sequential). Per task, in scratch owned by the row: the cell state
  * C [h] i16 (starts at 0), the hidden state H [h] i8 (starts at z_y) and
- * the gate pre-activations A [4h] i16. Per step t:
+ * the gate sums AX, AH [4h] i32. Per step t:
  *
- *   for g < 4h:  ax = bx[g] + sum_k x[t,n,k] w[g,k]          i32, scalar
- *                ah = bh[g] + sum_k H[k] r[g,k]               loops (LLVM
- *                A[g] = sat16(sat16(MBQM(ax)) + MBQM(ah))     vectorizes)
- *   for j < h:   i, o, f = SIG[A[j]], SIG[A[h+j]], SIG[A[2h+j]]
- *                g = TANH3[A[3h+j]]
+ *   AX = bx; AH = bh
+ *   for k < in:  AX[g] += x[t,n,k] wt[k,g]   for every g     i32, scalar
+ *   for k < h:   AH[g] += H[k] rt[k,g]        for every g     loops (LLVM
+ *                                                              vectorizes)
+ *   A(g) = sat16(sat16(MBQM(AX[g])) + MBQM(AH[g]))
+ *   for j < h:   i, o, f = SIG[A(j)], SIG[A(h+j)], SIG[A(2h+j)]
+ *                g = TANH3[A(3h+j)]
  *                C[j] = sat16(w16(RDPOT(f C[j], 15)) + w16(RDPOT(i g, 30+C)))
  *                H[j] = y[t,n,j] = sat8(MBQM(o TANHC[C[j]]) + z_y)
  *
  * MBQM is cg_requant_apply with the tflite rounding (requant.c), RDPOT
  * gemmlowp's RoundingDivideByPOT and w16 the int16 wrap of qlstm.c; SIG,
- * TANH3 and TANHC the table lookups. The gate sums are plain i8 x i8 -> i32
- * loops, which LLVM vectorizes (vpmovsxbw + vpmaddwd on x86).
+ * TANH3 and TANHC the table lookups. The i32 sums wrap as the reference's
+ * do, so their order does not matter.
  */
 #include <stdio.h>
 #include <string.h>
@@ -118,33 +122,20 @@ static cg_requant mbqm(int32_t *m, int32_t *s, int64_t zp, int64_t lo,
   return rq;
 }
 
-/* acc + sum_k a[k * sa] b[k * sb] over k < n, the i8 operands widened. */
-static LLVMValueRef dot(cg *c, LLVMValueRef acc, LLVMValueRef a, int64_t sa,
-                        LLVMValueRef b, int64_t sb, int64_t n) {
-  LLVMValueRef v = cg_var(c, c->t_i32, "acc");
-  cg_store(c, acc, v, 4);
-  cg_loop lk;
-  cg_for(c, &lk, 0, n, 1);
-  LLVMValueRef xa = LLVMBuildSExt(
-      c->b,
-      cg_load(c, c->t_i8,
-              cg_gep(c, c->t_i8, a,
-                     LLVMBuildMul(c->b, lk.i, cg_i64c(c, sa), "")),
-              1),
-      c->t_i32, "");
-  LLVMValueRef xb = LLVMBuildSExt(
-      c->b,
-      cg_load(c, c->t_i8,
-              cg_gep(c, c->t_i8, b,
-                     LLVMBuildMul(c->b, lk.i, cg_i64c(c, sb), "")),
-              1),
-      c->t_i32, "");
+/* acc[g] += a * wt[g] for g < n (acc i32, wt i8; a an i32 value). */
+static void axpy(cg *c, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef wt,
+                 int64_t n) {
+  cg_loop lg;
+  cg_for(c, &lg, 0, n, 1);
+  LLVMValueRef p = cg_gep(c, c->t_i32, acc, lg.i);
+  LLVMValueRef wv = LLVMBuildSExt(
+      c->b, cg_load(c, c->t_i8, cg_gep(c, c->t_i8, wt, lg.i), 1), c->t_i32,
+      "");
   cg_store(c,
-           LLVMBuildAdd(c->b, cg_load(c, c->t_i32, v, 4),
-                        LLVMBuildMul(c->b, xa, xb, ""), ""),
-           v, 4);
-  cg_loop_end(c, &lk);
-  return cg_load(c, c->t_i32, v, 4);
+           LLVMBuildAdd(c->b, cg_load(c, c->t_i32, p, 4),
+                        LLVMBuildMul(c->b, a, wv, ""), ""),
+           p, 4);
+  cg_loop_end(c, &lg);
 }
 
 /* base + i * s (elements of type t; i an i64 value). */
@@ -173,6 +164,24 @@ static int32_t *fold_biases(cg *c, const quill_op *op,
     bb[4 * h + g] = (int32_t)(-p->zy * sr);
   }
   return bb;
+}
+
+/* The constant [4h, k] operand i transposed to [k, 4h] (i8). */
+static LLVMValueRef transposed(cg *c, const quill_op *op, unsigned i,
+                               int64_t h, int64_t k) {
+  const quill_attr *a = quill_value_constant(quill_op_operand(op, i));
+  size_t n = (size_t)(4 * h * k);
+  int8_t *t = quill_alloc(c->ctx, n ? n : 1);
+  if (!t) {
+    c->status = QUILL_ERR_NOMEM;
+    return NULL;
+  }
+  for (int64_t g = 0; g < 4 * h; g++)
+    for (int64_t j = 0; j < k; j++)
+      t[j * 4 * h + g] = (int8_t)quill_attr_dense_get_i64(a, (size_t)(g * k + j));
+  LLVMValueRef gl = cg_const_global(c, i == 1 ? "qlstm_wt" : "qlstm_rt", t, n);
+  quill_free(c->ctx, t, n ? n : 1);
+  return gl;
 }
 
 CG_LOWER(cg_lower_qlstm) {
@@ -206,11 +215,14 @@ CG_LOWER(cg_lower_qlstm) {
   LLVMValueRef sig = act_table(c, "q.qlstm.sigmoid", true, 0);
   LLVMValueRef tanh3 = act_table(c, "q.qlstm.tanh3", false, 3);
   LLVMValueRef tanhc = act_table(c, tname, false, 15 + p.cell_shift);
-  if (!sig || !tanh3 || !tanhc)
+  LLVMValueRef wt = transposed(c, op, 1, h, nin);
+  LLVMValueRef rt = transposed(c, op, 2, h, h);
+  if (!sig || !tanh3 || !tanhc || !wt || !rt)
     return c->status;
-  /* the rows' states: C [batch, h] i16, A [batch, 4h] i16, H [batch, h] i8 */
-  size_t cbytes = (size_t)(batch * h) * 2, abytes = (size_t)(batch * 4 * h) * 2;
-  int ws = cg_workspace(c, cbytes + abytes + (size_t)(batch * h));
+  /* the rows' states: AX, AH [batch, 4h] i32, C [batch, h] i16, H [batch,
+   * h] i8 */
+  size_t abytes = (size_t)(batch * 4 * h) * 4, cbytes = (size_t)(batch * h) * 2;
+  int ws = cg_workspace(c, 2 * abytes + cbytes + (size_t)(batch * h));
   int32_t mx = p.mx, sx = p.sx, mh = p.mh, sh = p.sh, mo = p.mhid,
           so = p.shid;
   cg_requant rx = mbqm(&mx, &sx, 0, -32768, 32767);
@@ -220,16 +232,18 @@ CG_LOWER(cg_lower_qlstm) {
   cg_stage_begin(c, quill_op_name(op), batch);
   cg_stage_work(c, 0.5 * (double)(seq * batch * 4 * h * (nin + h)) +
                        20.0 * (double)(seq * batch * h));
-  LLVMValueRef xb = cg_view_base(c, &x), wb = cg_view_base(c, &w);
-  LLVMValueRef rb = cg_view_base(c, &r), yb = cg_view_base(c, &y);
+  LLVMValueRef xb = cg_view_base(c, &x), yb = cg_view_base(c, &y);
   LLVMValueRef wsp = cg_slot_ptr(c, ws);
-  cg_loop ln, lt, lg, lj;
+  cg_loop ln, lt, lg, lj, lk;
   cg_loop_begin(c, &ln, c->t0, c->t1, 1);
-  LLVMValueRef cn = at(c, c->t_i16, wsp, ln.i, h);
-  LLVMValueRef an = at(c, c->t_i16, cg_gep8(c, wsp, cg_i64c(c, (int64_t)cbytes)),
-                       ln.i, 4 * h);
+  LLVMValueRef axn = at(c, c->t_i32, wsp, ln.i, 4 * h);
+  LLVMValueRef ahn = at(c, c->t_i32, cg_gep8(c, wsp, cg_i64c(c, (int64_t)abytes)),
+                        ln.i, 4 * h);
+  LLVMValueRef cn = at(
+      c, c->t_i16, cg_gep8(c, wsp, cg_i64c(c, (int64_t)(2 * abytes))), ln.i,
+      h);
   LLVMValueRef hn = at(
-      c, c->t_i8, cg_gep8(c, wsp, cg_i64c(c, (int64_t)(cbytes + abytes))),
+      c, c->t_i8, cg_gep8(c, wsp, cg_i64c(c, (int64_t)(2 * abytes + cbytes))),
       ln.i, h);
   cg_for(c, &lj, 0, h, 1);
   cg_store(c, cg_i16c(c, 0), cg_gep(c, c->t_i16, cn, lj.i), 2);
@@ -248,37 +262,41 @@ CG_LOWER(cg_lower_qlstm) {
                      LLVMBuildMul(c->b, ln.i, cg_i64c(c, y.strides[1]), ""),
                      ""));
     cg_for(c, &lg, 0, 4 * h, 1);
-    {
-      LLVMValueRef bx = cg_load(c, c->t_i32, cg_gep(c, c->t_i32, gbias, lg.i), 4);
-      LLVMValueRef bh = cg_load(
-          c, c->t_i32,
-          cg_gep(c, c->t_i32, gbias,
-                 LLVMBuildAdd(c->b, lg.i, cg_i64c(c, 4 * h), "")),
-          4);
-      LLVMValueRef ax = dot(c, bx, xt, x.strides[2],
-                            at(c, c->t_i8, wb, lg.i, w.strides[0]),
-                            w.strides[1], nin);
-      LLVMValueRef ah = dot(c, bh, hn, 1, at(c, c->t_i8, rb, lg.i, r.strides[0]),
-                            r.strides[1], h);
-      LLVMValueRef gx = cg_requant_apply(c, &rx, ax, NULL, false);
-      LLVMValueRef a = sat16(
-          c, LLVMBuildAdd(c->b, cg_requant_apply(c, &rh, ah, NULL, false), gx,
-                          ""));
-      cg_store(c, LLVMBuildTrunc(c->b, a, c->t_i16, ""),
-               cg_gep(c, c->t_i16, an, lg.i), 2);
-    }
+    cg_store(c, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, gbias, lg.i), 4),
+             cg_gep(c, c->t_i32, axn, lg.i), 4);
+    cg_store(c,
+             cg_load(c, c->t_i32,
+                     cg_gep(c, c->t_i32, gbias,
+                            LLVMBuildAdd(c->b, lg.i, cg_i64c(c, 4 * h), "")),
+                     4),
+             cg_gep(c, c->t_i32, ahn, lg.i), 4);
     cg_loop_end(c, &lg);
+    cg_for(c, &lk, 0, nin, 1);
+    axpy(c, axn,
+         LLVMBuildSExt(c->b, cg_load(c, c->t_i8, at(c, c->t_i8, xt, lk.i,
+                                                    x.strides[2]), 1),
+                       c->t_i32, ""),
+         at(c, c->t_i8, wt, lk.i, 4 * h), 4 * h);
+    cg_loop_end(c, &lk);
+    cg_for(c, &lk, 0, h, 1);
+    axpy(c, ahn,
+         LLVMBuildSExt(c->b, cg_load(c, c->t_i8, cg_gep(c, c->t_i8, hn, lk.i), 1),
+                       c->t_i32, ""),
+         at(c, c->t_i8, rt, lk.i, 4 * h), 4 * h);
+    cg_loop_end(c, &lk);
     cg_for(c, &lj, 0, h, 1);
     {
       LLVMValueRef gate[4];
-      for (int k = 0; k < 4; k++)
-        gate[k] = LLVMBuildSExt(
-            c->b,
-            cg_load(c, c->t_i16,
-                    cg_gep(c, c->t_i16, an,
-                           LLVMBuildAdd(c->b, lj.i, cg_i64c(c, k * h), "")),
-                    2),
-            c->t_i32, "");
+      for (int k = 0; k < 4; k++) {
+        LLVMValueRef gi = LLVMBuildAdd(c->b, lj.i, cg_i64c(c, k * h), "");
+        LLVMValueRef gx = cg_requant_apply(
+            c, &rx, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, axn, gi), 4),
+            NULL, false);
+        LLVMValueRef gh = cg_requant_apply(
+            c, &rh, cg_load(c, c->t_i32, cg_gep(c, c->t_i32, ahn, gi), 4),
+            NULL, false);
+        gate[k] = sat16(c, LLVMBuildAdd(c->b, gh, gx, ""));
+      }
       LLVMValueRef ig = lookup(c, sig, true, gate[0]);
       LLVMValueRef og = lookup(c, sig, true, gate[1]);
       LLVMValueRef fg = lookup(c, sig, true, gate[2]);
