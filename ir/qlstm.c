@@ -127,6 +127,14 @@ int16_t quill_qlstm_tanh(int16_t a, int ibits) {
   return a < 0 ? w16(-t) : t;
 }
 
+void quill_qlstm_half_table(bool logistic, int ibits, int16_t *t) {
+  for (int32_t m = 0; m < 32768; m++)
+    t[m] = logistic ? quill_qlstm_sigmoid((int16_t)m)
+                    : quill_qlstm_tanh((int16_t)m, ibits);
+  t[32768] = logistic ? w16(INT16_MAX - quill_qlstm_sigmoid(INT16_MIN))
+                      : w16(-quill_qlstm_tanh(INT16_MIN, ibits));
+}
+
 /* ---- the step -------------------------------------------------------------- */
 
 static int32_t mbqm(int32_t acc, int32_t m, int shift) {

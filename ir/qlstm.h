@@ -61,6 +61,17 @@ int16_t quill_qlstm_sigmoid(int16_t a);
 /* gemmlowp's tanh of a value with `ibits` integer bits (0..6), Q0.15. */
 int16_t quill_qlstm_tanh(int16_t a, int ibits);
 
+/* The logistic (logistic = true) or tanh (`ibits` integer bits) of every
+ * |a| for a in [-32768, 32767], for tables half the size of all inputs':
+ * t[m] = f(m) for m in [0, 32767] and t[32768] = what mirrors f(-32768),
+ * so that for every a
+ *   f(a) = a >= 0 ? t[a] : 32767 - t[-a]   (logistic)
+ *   f(a) = a >= 0 ? t[a] : -t[-a]          (tanh)
+ * (gemmlowp's functions are symmetric so: unit.test_qlstm checks every
+ * input). t holds QUILL_QLSTM_HALF_TABLE entries. */
+#define QUILL_QLSTM_HALF_TABLE 32769
+void quill_qlstm_half_table(bool logistic, int ibits, int16_t *t);
+
 /* One gate pre-activation from the two int32 sums (ax, ah above). */
 int16_t quill_qlstm_gate(const quill_qlstm_params *p, int32_t ax, int32_t ah);
 /* The new cell state from the old one and the gates (Q0.15). */

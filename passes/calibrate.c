@@ -51,9 +51,13 @@
  *
  * Ranges become scale and zero point with quill_quant_params_from_range
  * (backends/scheme.c). A degenerate range (all zeros) gets scale 1.0 and a
- * warning naming the fake_quant. A progress bar goes to stderr only when
+ * warning naming the fake_quant. The runs also observe each float lstm's
+ * internal cell state (observers.h): its largest |c| becomes the lstm's
+ * attribute cell_absmax, which fuse-qdq's integer LSTM takes for its cell
+ * scale. A progress bar goes to stderr only when
  * stderr is a terminal. Statistics: num-samples, num-observers (from
- * data), num-weight-observers (from constants), num-fixed, num-degenerate.
+ * data), num-weight-observers (from constants), num-fixed, num-degenerate,
+ * num-lstm-cells.
  */
 #include <math.h>
 #include <string.h>
@@ -105,6 +109,7 @@ typedef struct calib {
   const quill_calib_dataset *ds;
   size_t sample;        /* the sample being run */
   uint64_t degenerate;
+  quill_calib_lstm *lstm; /* the lstms' cell states (observers.h) */
 } calib;
 
 /* ---- naming ------------------------------------------------------------------- */
@@ -377,6 +382,11 @@ static quill_status on_op(void *ud, const quill_op *op,
                            quill_calib_dataset_origin(c->ds, c->sample, 0),
                            quill_op_name(op), *op_subject(op) ? " ('" : "",
                            op_subject(op), *op_subject(op) ? "')" : "");
+  quill_status st = c->pass == 1
+                        ? quill_calib_lstm_observe(c->lstm, op, results, nres)
+                        : QUILL_OK;
+  if (st)
+    return st;
   uint32_t id = quill_op_id(op);
   if (id >= c->num_ids || c->index_of_id[id] < 0)
     return QUILL_OK;
@@ -520,7 +530,16 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
       }
     c->pass = 1;
     c->cache_ok = hist;
-    st = run_samples(c, g, n);
+    st = quill_calib_lstm_create(ctx, g, &c->lstm);
+    if (!st)
+      st = run_samples(c, g, n);
+    uint64_t nl = 0;
+    if (!st)
+      st = quill_calib_lstm_finish(c->lstm, &nl);
+    if (nl)
+      quill_pass_stat_add(c->ps, "num-lstm-cells", nl);
+    quill_calib_lstm_destroy(c->lstm);
+    c->lstm = NULL;
   }
   if (!st && hist) {
     for (size_t k = 0; !st && k < c->nfq; k++) {

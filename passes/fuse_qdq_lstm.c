@@ -6,7 +6,8 @@
  * under TFLite's arithmetic only (quill_backend_makes_qlstm: rounding
  * "tflite", fixed point, int8 activations: tflite-int8), with x and y int8 per tensor and w, r, b float
  * constants. The other backends keep the lstm float between DQ and Q (the
- * LLVM target has no lstm or qlstm: its users import ONNX LSTMs unrolled).
+ * LLVM target lowers qlstm but not lstm: its backends import ONNX LSTMs
+ * unrolled).
  *
  * The parameters, as TFLite's quantization spec for the 8x8_16 LSTM has
  * them (ir/qlstm.h):
@@ -15,14 +16,19 @@
  *              for the four gate blocks of each)
  *   b_q        int32 Wb + Rb at s_x * s_w (the f32 product TFLite stores)
  *   y          the quantize's parameters: the observed hidden state
- *   cell_shift the cell state's power-of-two scale 2^C, C = ceil(log2 B)
- *              - 15 clamped to [-15, -9], from a bound B on |c| that needs
- *              no calibration data: per unit, with the gate sums bounded
- *              by |b| + sum |w| max|x| + sum |r| (|h| <= 1), f_max the
- *              forget gate's largest sigmoid and m the largest |i * g|,
- *              c_t <= f_max c_(t-1) + m over the sequence length. Sound
- *              (the cell never saturates), coarser than a calibrated
- *              range where the gates do not saturate.
+ *   cell_shift the cell state's power-of-two scale 2^C (TFLite requires
+ *              a power of two), C = ceil(log2 B) - 15 clamped to [-15, -9]:
+ *              the smallest power of two covering B, with B
+ *     calibrated  the lstm's attribute cell_absmax when the calibrate pass
+ *              set it (observers.h: the largest |c| of the float lstm
+ *              over the calibration data), else
+ *     bounded  a bound on |c| that needs no calibration data: per unit,
+ *              with the gate sums bounded by |b| + sum |w| max|x| + sum |r|
+ *              (|h| <= 1), f_max the forget gate's largest sigmoid and m
+ *              the largest |i * g|, c_t <= f_max c_(t-1) + m over the
+ *              sequence length. Sound (the cell never saturates), coarser
+ *              than the calibrated range where the gates do not saturate
+ *              (crnn: 2^-10 bounded, 2^-14 calibrated).
  */
 #include <math.h>
 #include <string.h>
@@ -34,6 +40,15 @@
 static const bool lstm_ops[QUILL_OP_COUNT] = {[QUILL_OP_LSTM] = true};
 
 static double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* The C of the smallest 2^(C + 15) >= amax, clamped to qlstm's range. */
+static int shift_covering(double amax) {
+  int e = amax > 0.0 ? (int)ceil(log2(amax)) : 0;
+  int shift = e - 15;
+  return shift < QUILL_QLSTM_CELL_MIN   ? QUILL_QLSTM_CELL_MIN
+         : shift > QUILL_QLSTM_CELL_MAX ? QUILL_QLSTM_CELL_MAX
+                                        : shift;
+}
 
 /* The cell shift from the bound described above. */
 static int cell_shift(const quill_tensor *w, const quill_tensor *r,
@@ -58,11 +73,7 @@ static int cell_shift(const quill_tensor *w, const quill_tensor *r,
       c = f * c + m;
     worst = c > worst ? c : worst;
   }
-  int e = worst > 0.0 ? (int)ceil(log2(worst)) : 0;
-  int shift = e - 15;
-  return shift < QUILL_QLSTM_CELL_MIN   ? QUILL_QLSTM_CELL_MIN
-         : shift > QUILL_QLSTM_CELL_MAX ? QUILL_QLSTM_CELL_MAX
-                                        : shift;
+  return shift_covering(worst);
 }
 
 /* The symmetric int8 scale of a float tensor, max|t| / 127 rounded to
@@ -166,7 +177,10 @@ quill_match_result quill_fqdq_match_lstm(const quill_pattern *p,
   int64_t z_x = quill_type_quant_zero_points(xe)[0];
   double xmax = s_x * fmax(fabs((double)(quill_type_quant_qmax(xe) - z_x)),
                            fabs((double)(quill_type_quant_qmin(xe) - z_x)));
-  int C = cell_shift(&w, &r, has_b ? &b : NULL, h, nin, seq, xmax);
+  double cmax = quill_op_attr_float(op, "cell_absmax", -1.0);
+  int C = cmax >= 0.0 ? shift_covering(cmax)
+                      : cell_shift(&w, &r, has_b ? &b : NULL, h, nin, seq,
+                                   xmax);
   double s_w = weight_scale(&w), s_r = weight_scale(&r);
   quill_qlstm_params prm;
   const char *why = NULL;

@@ -1,5 +1,6 @@
 /*
- * observers.c - range-finding algorithms for calibration (observers.h).
+ * observers.c - range-finding algorithms for calibration (observers.h),
+ * and the observer of the float lstm's internal cell state (at the end).
  *
  * Every algorithm works per channel. Pass 1 (add_range) keeps min/max:
  *
@@ -63,6 +64,7 @@
 #include <string.h>
 
 #include "passes/observers.h"
+#include "targets/reference/rnn.h"
 
 #define PERCENTILE_BINS 2048
 
@@ -538,4 +540,123 @@ void quill_observer_range(const quill_observer *o, size_t c, double *lo,
   *hi = rhi < mx ? rhi : mx;
   if (*lo > *hi)
     *lo = *hi;
+}
+
+/* ---- the float lstm's cell state (observers.h) ------------------------------
+ *
+ * The calibrate pass's observer of the float lstm's cell state: per lstm with constant w, r (and b), the largest
+ * |c| of quill_ref_lstm_eval over the inputs of the calibration runs,
+ * written as the lstm's attribute `cell_absmax` for fuse-qdq's qlstm.
+ *
+ *   calibrate's run over sample i
+ *     op P reports its result v  --(v is operand 0 of lstm L)-->
+ *       quill_ref_lstm_eval(L, x = v, w, r, b, y = NULL) -> max |c|
+ *   end of calibration: L {cell_absmax = max over the samples}
+ *
+ * The lstm is evaluated a second time on each sample (once by the
+ * interpreter's run, once here): the cost of one more lstm per sample.
+ */
+
+typedef struct lstm_entry {
+  quill_op *op;
+  double absmax;
+  bool seen;
+} lstm_entry;
+
+struct quill_calib_lstm {
+  quill_context *ctx;
+  lstm_entry *e;
+  size_t n;
+};
+
+/* Whether op is an lstm whose w, r and b are constants. */
+static bool observable(const quill_op *op) {
+  if (quill_op_opcode(op) != QUILL_OP_LSTM)
+    return false;
+  for (unsigned i = 1; i < quill_op_num_operands(op); i++)
+    if (!quill_value_constant(quill_op_operand(op, i)))
+      return false;
+  return true;
+}
+
+quill_status quill_calib_lstm_create(quill_context *ctx, const quill_graph *g,
+                                     quill_calib_lstm **out) {
+  *out = NULL;
+  size_t n = 0;
+  QUILL_GRAPH_FOREACH(g, op) { n += observable(op); }
+  if (!n)
+    return QUILL_OK;
+  quill_calib_lstm *cl = quill_alloc(ctx, sizeof *cl);
+  lstm_entry *e = quill_calloc(ctx, n, sizeof *e);
+  if (!cl || !e) {
+    quill_free(ctx, cl, sizeof *cl);
+    quill_free(ctx, e, n * sizeof *e);
+    return QUILL_ERR_NOMEM;
+  }
+  cl->ctx = ctx;
+  cl->e = e;
+  cl->n = 0;
+  QUILL_GRAPH_FOREACH(g, op) {
+    if (observable(op))
+      cl->e[cl->n++].op = op;
+  }
+  *out = cl;
+  return QUILL_OK;
+}
+
+void quill_calib_lstm_destroy(quill_calib_lstm *cl) {
+  if (!cl)
+    return;
+  quill_free(cl->ctx, cl->e, cl->n * sizeof *cl->e);
+  quill_free(cl->ctx, cl, sizeof *cl);
+}
+
+static lstm_entry *entry_of(quill_calib_lstm *cl, const quill_op *op) {
+  for (size_t k = 0; k < cl->n; k++)
+    if (cl->e[k].op == op)
+      return &cl->e[k];
+  return NULL;
+}
+
+quill_status quill_calib_lstm_observe(quill_calib_lstm *cl, const quill_op *op,
+                                      const quill_tensor *results,
+                                      unsigned nres) {
+  if (!cl)
+    return QUILL_OK;
+  for (unsigned i = 0; i < nres && i < quill_op_num_results(op); i++)
+    for (quill_use *u = quill_value_first_use(quill_op_result(op, i)); u;
+         u = quill_use_next(u)) {
+      lstm_entry *e = quill_use_operand_index(u) == 0
+                          ? entry_of(cl, quill_use_user(u))
+                          : NULL;
+      if (!e)
+        continue;
+      const quill_op *l = e->op;
+      quill_tensor t[3];
+      for (unsigned k = 1; k < quill_op_num_operands(l) && k < 4; k++)
+        t[k - 1] = quill_tensor_from_attr(
+            quill_value_constant(quill_op_operand(l, k)));
+      double m = 0.0;
+      quill_status st = quill_ref_lstm_eval(
+          cl->ctx, l, &results[i], &t[0], &t[1],
+          quill_op_num_operands(l) > 3 ? &t[2] : NULL, NULL, &m);
+      if (st)
+        return st;
+      e->absmax = e->seen ? fmax(e->absmax, m) : m;
+      e->seen = true;
+    }
+  return QUILL_OK;
+}
+
+quill_status quill_calib_lstm_finish(quill_calib_lstm *cl, uint64_t *num) {
+  *num = 0;
+  for (size_t k = 0; cl && k < cl->n; k++) {
+    if (!cl->e[k].seen)
+      continue;
+    const quill_attr *a = quill_attr_float(cl->ctx, cl->e[k].absmax);
+    if (!a || quill_op_set_attr(cl->e[k].op, "cell_absmax", a))
+      return QUILL_ERR_NOMEM;
+    (*num)++;
+  }
+  return QUILL_OK;
 }

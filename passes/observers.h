@@ -54,4 +54,36 @@ void quill_observer_add_histogram(quill_observer *o, const quill_tensor *t,
 void quill_observer_range(const quill_observer *o, size_t c, double *lo,
                           double *hi);
 
+/* ---- the float lstm's cell state -------------------------------------------
+ *
+ * The calibrate pass's observer of the float lstm's cell
+ * state (docs/quantization.md section 3, qlstm): TFLite's integer LSTM
+ * keeps its cell state in int16 at a power-of-two scale, and fuse-qdq
+ * (fuse_qdq_lstm.c) takes that scale from the largest |c| the float model
+ * reached over the calibration data when it knows it.
+ *
+ * The cell state is internal to the lstm op, so the observer re-runs the
+ * op's recurrence (quill_ref_lstm_eval, the kernel's own code) on the
+ * input each calibration run gives it: when the op producing an lstm's
+ * operand 0 reports its result, the lstm (with constant w, r and b) is
+ * evaluated on it without storing y and max |c| is kept. At the end each
+ * observed lstm gets the attribute `cell_absmax` (f64). An lstm whose
+ * input no op produces (a graph argument) is not observed: fuse-qdq then
+ * falls back to its bound from the weights.
+ */
+typedef struct quill_calib_lstm quill_calib_lstm;
+
+/* The observer of graph g's lstm ops; *out is NULL when g has none (every
+ * other call accepts NULL then). Pair with quill_calib_lstm_destroy. */
+quill_status quill_calib_lstm_create(quill_context *ctx, const quill_graph *g,
+                                     quill_calib_lstm **out);
+void quill_calib_lstm_destroy(quill_calib_lstm *cl);
+/* Feed the results of op (a quill_ref_observer_fn's arguments). */
+quill_status quill_calib_lstm_observe(quill_calib_lstm *cl, const quill_op *op,
+                                      const quill_tensor *results,
+                                      unsigned nres);
+/* Set `cell_absmax` on every lstm observed at least once; *num gets their
+ * count. */
+quill_status quill_calib_lstm_finish(quill_calib_lstm *cl, uint64_t *num);
+
 #endif /* QUILL_PASSES_OBSERVERS_H */

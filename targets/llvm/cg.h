@@ -586,6 +586,10 @@ CG_LOWER(cg_lower_layer_norm);
 CG_LOWER(cg_lower_qlayer_norm);
 CG_SUPPORTS(cg_supports_reduce);
 
+/* lower_qlstm.c: TFLite's integer LSTM (ir/qlstm.h), constant w, r, b */
+CG_LOWER(cg_lower_qlstm);
+CG_SUPPORTS(cg_supports_qlstm);
+
 /* lower_select.c */
 CG_LOWER(cg_lower_compare); /* equal less greater */
 CG_LOWER(cg_lower_where);

@@ -132,6 +132,7 @@ const cg_lowering cg_lowerings[QUILL_OP_COUNT] = {
     [QUILL_OP_QMUL] = {cg_supports_qbinary, cg_lower_qbinary, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_LUT] = {NULL, cg_lower_lut, CG_LAY_FOLLOW, NULL},
     [QUILL_OP_QLAYER_NORM] = {NULL, cg_lower_qlayer_norm, 0, NULL},
+    [QUILL_OP_QLSTM] = {cg_supports_qlstm, cg_lower_qlstm, 0, NULL},
     [QUILL_OP_SCAST] = ALIAS,
 };
 
@@ -268,11 +269,6 @@ static quill_status check_graph(cg *c) {
                       ? " (not lowered yet: import the ONNX model, whose "
                         "LSTM nodes the importer unrolls into gemm, slice, "
                         "sigmoid, tanh, mul and add)"
-                  : quill_op_opcode(op) == QUILL_OP_QLSTM
-                      ? " (TFLite's integer LSTM, made for tflite-int8 "
-                        "only: compile the float model or one quantized "
-                        "for an llvm backend, x86-vnni, whose LSTM nodes "
-                        "the importer unrolls)"
                       : "");
       st = QUILL_ERR_UNSUPPORTED;
     } else if (why) {

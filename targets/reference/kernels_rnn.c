@@ -16,11 +16,17 @@
  * once, as the stored state of TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM (the
  * writer in targets/tflite/ops_rnn.c) is: a step's f32 rounding then
  * carries into the next.
+ *
+ * The recurrence is quill_ref_lstm_eval (rnn.h): the kernel, and the
+ * calibrate pass's observer of the cell state (passes/observers.c: the
+ * largest |C| of any step, which fuse-qdq's qlstm takes for its cell
+ * scale), run the same code.
  */
 #include <math.h>
 #include <string.h>
 
 #include "targets/reference/kernels.h"
+#include "targets/reference/rnn.h"
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
 
@@ -31,10 +37,14 @@ static double round_to(const quill_tensor *t, double v) {
              : v;
 }
 
-QUILL_REF_KERNEL(quill_ref_kernel_lstm) {
-  const quill_tensor *x = &in[0], *w = &in[1], *r = &in[2];
-  const quill_tensor *b = quill_op_num_operands(op) > 3 ? &in[3] : NULL;
-  quill_tensor *y = &out[0];
+quill_status quill_ref_lstm_eval(quill_context *ctx, const quill_op *op,
+                                 const quill_tensor *x, const quill_tensor *w,
+                                 const quill_tensor *r, const quill_tensor *b,
+                                 quill_tensor *y, double *cell_absmax) {
+  /* the element type the states are rounded to: y's (x's without y; the
+   * verifier makes them equal) */
+  const quill_tensor *yt = y ? y : x;
+  double cmax = 0.0;
   if (quill_type_rank(x->type) != 3 || quill_type_rank(r->type) != 2)
     return quill_ref_op_error(ctx, op, "x must be [seq, batch, in] and r "
                                        "[4*hidden, hidden]");
@@ -45,7 +55,7 @@ QUILL_REF_KERNEL(quill_ref_kernel_lstm) {
   if (quill_tensor_num_elements(w) != 4 * h * nin ||
       quill_tensor_num_elements(r) != 4 * h * h ||
       (b && quill_tensor_num_elements(b) != 8 * h) ||
-      quill_tensor_num_elements(y) != seq * batch * h)
+      (y && quill_tensor_num_elements(y) != seq * batch * h))
     return quill_ref_op_error(ctx, op, "w, r, b or the result do not match "
                                        "x and the hidden size");
   /* state H, C [batch, h] and the gate sums a [4h] */
@@ -74,11 +84,21 @@ QUILL_REF_KERNEL(quill_ref_kernel_lstm) {
       for (size_t j = 0; j < h; j++) {
         double ig = sigmoid(a[j]), og = sigmoid(a[h + j]);
         double fg = sigmoid(a[2 * h + j]), cg = tanh(a[3 * h + j]);
-        cn[j] = round_to(y, fg * cn[j] + ig * cg);
-        hn[j] = round_to(y, og * tanh(cn[j]));
-        quill_tensor_set_f64(y, (t * batch + n) * h + j, hn[j]);
+        cn[j] = round_to(yt, fg * cn[j] + ig * cg);
+        hn[j] = round_to(yt, og * tanh(cn[j]));
+        cmax = fmax(cmax, fabs(cn[j]));
+        if (y)
+          quill_tensor_set_f64(y, (t * batch + n) * h + j, hn[j]);
       }
     }
   quill_free(ctx, hs, bytes ? bytes : 1);
+  if (cell_absmax)
+    *cell_absmax = cmax;
   return QUILL_OK;
+}
+
+QUILL_REF_KERNEL(quill_ref_kernel_lstm) {
+  return quill_ref_lstm_eval(ctx, op, &in[0], &in[1], &in[2],
+                             quill_op_num_operands(op) > 3 ? &in[3] : NULL,
+                             &out[0], NULL);
 }

@@ -400,6 +400,22 @@ static const llvm_case cases[] = {
      "\"SAME_UPPER\"} : tensor<1x2x6x6xf32>\n"
      "  return %a, %g, %s\n"
      "}\n", 1e-4, 0, 0, 0, false},
+    {"qlstm", /* TFLite's integer LSTM (lower_qlstm.c), a task per row */
+     "func @f(%x: tensor<3x2x3x" QI8(0.05, -3) ">) -> tensor<3x2x2x"
+     QI8(0.0078125, 4) "> {\n"
+     "  %w = constant {value = dense<[[12, -7, 33], [-127, 5, 0], [64, 21, "
+     "-9], [3, 3, -40], [90, -11, 7], [-2, 45, 18], [27, -66, 1], [-13, 8, "
+     "101]]> : tensor<8x3x!quant.uniform<i8<-127:127>:f32, 0.004:0>>} : "
+     "tensor<8x3x!quant.uniform<i8<-127:127>:f32, 0.004:0>>\n"
+     "  %r = constant {value = dense<[[20, -31], [7, 127], [-50, 2], [14, "
+     "-9], [-88, 40], [3, 61], [-17, -5], [99, -26]]> : "
+     "tensor<8x2x!quant.uniform<i8<-127:127>:f32, 0.005:0>>} : "
+     "tensor<8x2x!quant.uniform<i8<-127:127>:f32, 0.005:0>>\n"
+     "  %b = constant {value = dense<[500, -250, 1000, 0, -1200, 300, 2500, "
+     "-75]> : tensor<8xi32>} : tensor<8xi32>\n"
+     "  %y = qlstm %x, %w, %r, %b {cell_shift = -12} : tensor<3x2x2x"
+     QI8(0.0078125, 4) ">\n"
+     "  return %y\n}\n", 0, 0, 0, 0, false},
 };
 
 /* --write DIR: the cases compared bit for bit, as files. */

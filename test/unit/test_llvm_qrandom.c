@@ -37,6 +37,9 @@
  *            the path or the graph does not allow it (half as many cases)
  *   qmatmul-tall  qmatmul with 33-48 or 197 rows: the AMX kernel's last
  *            block of one A tile row (a twentieth as many cases)
+ *   qlstm    TFLite's integer LSTM (lower_qlstm.c): hidden 8/16/32, 1 or 5
+ *            steps, batch 1 or 2, any cell_shift, a third saturating (a
+ *            fifteenth as many cases)
  *
  * and a requantization: every rounding policy, fixed point (multiplier and
  * shift from the scales, or random within the verifier's range) or f32
@@ -1038,6 +1041,50 @@ static void gen_big_conv(gen *g) {
   free(w);
 }
 
+/* ---- qlstm ----------------------------------------------------------------- */
+
+/* TFLite's integer LSTM (lower_qlstm.c): hidden 8/16/32, 1 or 5 steps,
+ * batch 1 or 2, any cell_shift; a third saturating (weights up to 127:
+ * saturated gate sums and cell states, y at 1/256 saturating too). */
+static void gen_qlstm(gen *g) {
+  static const int64_t hs[3] = {8, 16, 32};
+  int64_t h = hs[rnd() % 3], seq = rnd() % 2 ? 5 : 1, batch = rnd_int(1, 2);
+  int64_t nin = rnd_int(1, 24), cell = rnd_int(-15, -9);
+  bool sat = rnd() % 3 == 0;
+  int lim = sat ? 127 : 40;
+  double sx = rnd_range(0.02, 0.1), sw = rnd_range(0.002, 0.008);
+  double sr = rnd_range(0.002, 0.008), sy = sat ? 1.0 / 256 : 1.0 / 128;
+  int64_t zx = rnd_int(-20, 20), zy = rnd_int(-10, 10);
+  emit(g, "func @f(%%x: tensor<%lldx%lldx%lldx", (long long)seq,
+       (long long)batch, (long long)nin);
+  qtype(g, false, sx, zx);
+  emit(g, ">) -> tensor<%lldx%lldx%lldx", (long long)seq, (long long)batch,
+       (long long)h);
+  qtype(g, false, sy, zy);
+  emit(g, "> {\n");
+  for (int k = 0; k < 2; k++) {
+    int64_t cols = k ? h : nin;
+    size_t n = (size_t)(4 * h * cols);
+    uint8_t *d = malloc(n);
+    for (size_t i = 0; i < n; i++)
+      d[i] = (uint8_t)rnd_int(-lim, lim);
+    emit(g, "  %%%c = constant {value = dense<", k ? 'r' : 'w');
+    hex_bytes(g, d, n);
+    for (int t = 0; t < 2; t++)
+      emit(g, "%s : tensor<%lldx%lldx!quant.uniform<i8<-127:127>:f32, "
+              "%.9g:0>>",
+           t ? "}" : ">", (long long)(4 * h), (long long)cols, k ? sr : sw);
+    emit(g, "\n");
+    free(d);
+  }
+  emit_bias(g, "b", 4 * h);
+  emit(g, "  %%y = qlstm %%x, %%w, %%r, %%b {cell_shift = %lld} : "
+          "tensor<%lldx%lldx%lldx",
+       (long long)cell, (long long)seq, (long long)batch, (long long)h);
+  qtype(g, false, sy, zy);
+  emit(g, ">\n  return %%y\n}\n");
+}
+
 /* --write DIR: the graphs as files (llvm_harness.h's write_case). */
 static int write_cases(const char *dir, int ncases) {
   int bad = 0;
@@ -1083,8 +1130,9 @@ int main(int argc, char **argv) {
   for (unsigned k = 0; k < nisa; k++)
     printf(" %s", quill_llvm_isa_name(isas[k]));
   printf("\n");
-  for (int op = 0; op < 11; op++)
-    for (int i = 0; i < (op == 10  ? (ncases + 9) / 10
+  for (int op = 0; op < 12; op++)
+    for (int i = 0; i < (op == 11  ? (ncases + 14) / 15
+                         : op == 10 ? (ncases + 9) / 10
                          : op == 9 ? (ncases + 19) / 20
                          : op == 8 ? (ncases + 9) / 10
                          : op == 7 ? (ncases + 1) / 2
@@ -1117,15 +1165,17 @@ int main(int argc, char **argv) {
         gen_qdw(&g);
       else if (op == 9) /* 33-48 rows (32 + a partial tile) or ViT's 197 */
         gen_qmatmul_m(&g, rnd() % 2 ? 197 : rnd_int(33, 48));
-      else { /* weights whose few unsafe pairs avx2 splits */
+      else if (op == 10) { /* weights whose few unsafe pairs avx2 splits */
         g.wsparse = true;
         gen_qconv(&g);
-      }
+      } else
+        gen_qlstm(&g);
       char name[64];
-      static const char *const opn[11] = {"qconv2d", "qmatmul", "qadd/qmul",
+      static const char *const opn[12] = {"qconv2d", "qmatmul", "qadd/qmul",
                                           "qmatmul-act", "qnorm", "epi",
                                           "qlut", "qconv-add", "qdw",
-                                          "qmatmul-tall", "qconv-ubsw"};
+                                          "qmatmul-tall", "qconv-ubsw",
+                                          "qlstm"};
       snprintf(name, sizeof name, "%s#%d", opn[op], i);
       bool bad = false;
       for (unsigned k = 0; k < nisa; k++) {

@@ -21,9 +21,6 @@ static const quill_opcode unsupported[] = {
     /* kept whole for the TFLite writer (UNIDIRECTIONAL_SEQUENCE_LSTM); the
      * ONNX importer unrolls LSTM nodes into lowered ops */
     QUILL_OP_LSTM,
-    /* TFLite's integer LSTM, made by fuse-qdq for tflite-int8 only (the
-     * llvm backends keep lstm float) */
-    QUILL_OP_QLSTM,
 };
 
 static bool listed(quill_opcode o) {
