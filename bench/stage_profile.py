@@ -34,11 +34,13 @@ are the least over the runs (other processes only ever add time).
 thread): per stage its MACs (qconv2d / qmatmul, read from m.qir; depthwise
 included), its least CPU time, the share of the vpdpbusd peak of one
 core that those MACs at that time are (with --isa avx2: of the AVX2
-peak, vpmaddubsw + vpmaddwd + vpaddd ymm), and the activation bytes the op
-reads and writes per second (GB/s: for memory-bound stages, depthwise
-convs, adds, pools; weights not counted) (bench-llvm-kernels --peak, measured
-in the same run, before and after, the higher kept), summed per kind of
-stage (dot, panel, qadd, ...) at the end:
+peak, vpmaddubsw + vpmaddwd + vpaddd ymm; with --isa amx: of the tdpbusd
+peak), the activation bytes the op reads and writes per second (GB/s: for
+memory-bound stages, depthwise convs, adds, pools; weights not counted)
+(bench-llvm-kernels --peak, measured in the same run, before and after,
+the higher kept) and the op's weight bytes (w KB: what a conv streams in
+from L2 or beyond once per run at least), summed per kind of stage (dot,
+panel, qadd, ...) at the end:
 
   /usr/bin/python3 bench/stage_profile.py m.qir --isa avx512-vnni --peak
 
@@ -83,7 +85,7 @@ def op_macs(qir):
     1-based position (the K of the stage names q.K.<stage>), from the result
     type and the weight's shape (its defining line)."""
     shapes, macs, k = {}, {}, 0
-    nbytes, consts = {}, set()
+    nbytes, consts, wbytes = {}, set(), {}
     rx = re.compile(r"^\s*%(\w+) = (\w+) (.*)$")
     for line in open(qir):
         m = rx.match(line)
@@ -113,31 +115,36 @@ def op_macs(qir):
         if op == "qconv2d" and len(ops) >= 2 and ops[1] in shapes:
             y, w = shapes[name], shapes[ops[1]]
             macs[str(k)] = y[0] * y[1] * y[2] * y[3] * w[1] * w[2] * w[3]
+            wbytes[str(k)] = w[0] * w[1] * w[2] * w[3]
         elif op == "qmatmul" and len(ops) >= 2 and ops[1] in shapes:
             y, b = shapes[name], shapes[ops[1]]
             n = 1
             for d in y:
                 n *= d
             macs[str(k)] = n * b[-2]
-    return macs, nbytes
+            if ops[1] in consts:
+                wbytes[str(k)] = b[-2] * b[-1]
+    return macs, nbytes, wbytes
 
 
 def peak_gmacs(build, isa=""):
-    """The peak of the path's dot step: vpdpbusd zmm, or with --isa avx2
-    vpmaddubsw + vpmaddwd + vpaddd ymm (bench-llvm-kernels --peak)."""
+    """The peak of the path's dot step: vpdpbusd zmm, with --isa avx2
+    vpmaddubsw + vpmaddwd + vpaddd ymm, with --isa amx tdpbusd
+    (bench-llvm-kernels --peak)."""
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
     rx = (r"AVX2 peak [^:]*: ([0-9.]+) GMAC/s" if isa == "avx2"
+          else r"AMX peak [^:]*: ([0-9.]+) GMAC/s" if isa == "amx"
           else r"VNNI peak [^:]*: ([0-9.]+) GMAC/s")
     m = re.search(rx, out)
     return float(m.group(1)) if m else 0.0
 
 
 def peak_name(isa):
-    return "vpmaddubsw" if isa == "avx2" else "vpdpbusd"
+    return {"avx2": "vpmaddubsw", "amx": "tdpbusd"}.get(isa, "vpdpbusd")
 
 
 def print_peak(a, stages, total, names, peak):
-    macs, nbytes = op_macs(a.qir)
+    macs, nbytes, wbytes = op_macs(a.qir)
     one = total["serial_cpu_us"] + sum(s["cc"] for s in stages)
     allm = sum(macs.values())
     print("%s, isa %s, 1 thread: CPU %.0f us (serial %.0f us), %.3f GMAC, "
@@ -147,8 +154,9 @@ def print_peak(a, stages, total, names, peak):
               100 * allm / (one * 1e-6) / (peak * 1e9) if peak else 0,
               allm / (peak * 1e3) if peak else 0))
     print()
-    print("%-28s %6s %10s %9s %9s %7s %7s" % (
-        "stage", "tasks", "MMAC", "t1 us", "ideal us", "% peak", "GB/s"))
+    print("%-28s %6s %10s %9s %9s %7s %7s %8s" % (
+        "stage", "tasks", "MMAC", "t1 us", "ideal us", "% peak", "GB/s",
+        "w KB"))
     kinds = {}
     for s in stages:
         n = names.get(s["off"], "?")
@@ -164,10 +172,12 @@ def print_peak(a, stages, total, names, peak):
         k[1] += s["cc"]
         k[2] += ideal
         k[3] += 1
-        print("%-28s %6d %10.1f %9.1f %9.1f %7s %7s" % (
+        wb = wbytes.get(val, 0) if mc else 0
+        print("%-28s %6d %10.1f %9.1f %9.1f %7s %7s %8s" % (
             n, s["ntasks"], mc * 1e-6, s["cc"], ideal,
             "%.0f%%" % (100 * ideal / s["cc"]) if mc and s["cc"] else "",
-            "%.1f" % (nb / s["cc"] * 1e-3) if nb and s["cc"] else ""))
+            "%.1f" % (nb / s["cc"] * 1e-3) if nb and s["cc"] else "",
+            "%.0f" % (wb / 1024) if wb else ""))
     print()
     print("%-28s %6s %10s %9s %9s %7s" % ("kind", "stages", "MMAC", "t1 us",
                                           "ideal us", "% peak"))
@@ -213,7 +223,8 @@ def main():
                     "the small ones the cost model keeps on the caller")
     ap.add_argument("--peak", action="store_true",
                     help="one-thread run only: per-stage MACs, CPU time "
-                    "and %% of the vpdpbusd peak (implies --parallel-all)")
+                    "and %% of the path's peak (vpdpbusd; avx2: vpmaddubsw; amx: "
+                    "tdpbusd) (implies --parallel-all)")
     a = ap.parse_args()
     if a.peak:
         a.parallel_all = True

@@ -106,6 +106,12 @@ typedef struct cg_value {
   bool haloed;
   int64_t halo[4];
   int64_t halo_fill;
+  /* a conv result read only by a channel concat of its own type is written
+   * straight into the concat's buffer (memplan.c): slab_of is the concat
+   * result's value index + 1 (0: none), slab_start its first channel */
+  int slab_of;
+  int64_t slab_start;
+  bool planned; /* a concat result planned at its first slab's producer */
 } cg_value;
 
 /* ---- lowering table (codegen.c) -------------------------------------------- */

@@ -42,7 +42,11 @@
  * count - NA * TR (overlapping the one before, whose pixels it does not
  * store again), so no load leaves the panel and the panel can be the
  * network's own haloed buffer; when it has at most TR pixels of its own
- * (197 = 6 x 32 + 5) it is one A tile row at count - TR instead.
+ * (197 = 6 x 32 + 5) it is one A tile row at count - TR instead. A
+ * strided conv's virtual row of 17-31 pixels is one block of a 16-row
+ * and a shorter A tile (28 = 16 + 12; each tile's shape is its own):
+ * every block pays its tile stores and their reloads, which in the 1x1
+ * convs of a K step or two cost more than the tdpbusd.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
  * storage), centered weights, bias' = bias - zpu * sum(wc) added in the
@@ -64,6 +68,9 @@ typedef struct amx_plan {
   int64_t KHk, KWk;        /* row groups and taps the steps go over */
   int64_t TR;              /* rows of the A and C tiles (pixels) */
   unsigned NA, NB;         /* A and B tiles per block */
+  bool split;              /* a strided conv's row of TR + 1 .. 2 TR - 1
+                              pixels: one block of 2 A tiles, the second
+                              shorter (plan_pixels) */
   int64_t TWB, ntiles;     /* channels per block, blocks per group */
   bool flat;               /* stride 1: one virtual row of width Wp */
   int64_t nvrows, vcount;  /* virtual rows, pixels per virtual row */
@@ -82,6 +89,11 @@ typedef struct amx_plan {
 enum { X_PANEL, X_PLANAR, X_NHWC }; /* where the stacked panel comes from */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Rows of pixel tile ai of a block (split: the second has the rest). */
+static int64_t tile_rows(const amx_plan *p, unsigned ai) {
+  return p->split && ai == 1 ? p->vcount - p->TR : p->TR;
+}
 
 /* Bytes of one tap's channels per tdpbusd: the largest multiple of 4 that
  * divides Cg and is at most 64 (0 when Cg is not a multiple of 4). */
@@ -152,7 +164,13 @@ static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
     return false;
   p->TR = p->vcount < 16 ? p->vcount : 16;
   p->NA = p->vcount >= 2 * p->TR ? 2 : 1;
-  p->PB = p->TR * (int64_t)p->NA;
+  /* a strided conv's rows of 17-31 pixels (28 in ResNet-18's layer2
+   * convs /2): one block of 16 + the rest, not two of 16 overlapping
+   * (half the blocks, each paying its tile stores and reloads) */
+  p->split = !p->flat && p->vcount > p->TR && p->vcount < 2 * p->TR;
+  if (p->split)
+    p->NA = 2;
+  p->PB = p->split ? p->vcount : p->TR * (int64_t)p->NA;
   p->nblk = ceil_div(p->vcount, p->PB);
   int64_t blocks = p->nvrows * p->nblk;
   int64_t per = ceil_div(blocks, 8);
@@ -302,7 +320,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
     }
     LLVMValueRef cb = cg_gep8(c, k->cbuf, cg_i64c(c, ai * NB * 1024));
     cg_loop lr;
-    cg_for(c, &lr, 0, p->TR, 1);
+    cg_for(c, &lr, 0, tile_rows(p, ai), 1);
     LLVMValueRef oh = cg_load(c, c->t_i64, oh_v, 8);
     LLVMValueRef ow = cg_load(c, c->t_i64, ow_v, 8);
     LLVMValueRef keep = LLVMBuildICmp(
@@ -406,7 +424,9 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   for (unsigned t = 0; t < nc; t++)
     zero[t] =
         cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
-                     (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64)}, 2);
+                     (LLVMValueRef[]){cg_i16c(c, tile_rows(p, t / NB)),
+                                      cg_i16c(c, 64)},
+                     2);
   LLVMValueRef fn = c->st->fn;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.k");
@@ -432,7 +452,7 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   LLVMValueRef A[2], B[2];
   for (unsigned ai = 0; ai < NA; ai++)
     A[ai] =
-        tile_load(c, p->TR, p->Kc,
+        tile_load(c, tile_rows(p, ai), p->Kc,
                   cg_gep8(c, ap, cg_i64c(c, p->TR * ai * astride)), astride);
   for (unsigned b = 0; b < NB; b++)
     B[b] = tile_load(c, krow, 64, cg_gep8(c, wp, cg_i64c(c, b * bbytes)), 64);
@@ -440,8 +460,9 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
     for (unsigned b = 0; b < NB; b++) {
       unsigned t = ai * NB + b;
       cur[t] = cg_intrinsic(c, "llvm.x86.tdpbusd.internal", NULL, 0,
-                            (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64),
-                                             cg_i16c(c, p->Kc), phis[t], A[ai],
+                            (LLVMValueRef[]){cg_i16c(c, tile_rows(p, ai)),
+                                             cg_i16c(c, 64), cg_i16c(c, p->Kc),
+                                             phis[t], A[ai],
                                              B[b]},
                             6);
     }
@@ -454,7 +475,8 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   LLVMPositionBuilderAtEnd(c->b, done);
   for (unsigned t = 0; t < nc; t++)
     cg_intrinsic(c, "llvm.x86.tilestored64.internal", NULL, 0,
-                 (LLVMValueRef[]){cg_i16c(c, p->TR), cg_i16c(c, 64),
+                 (LLVMValueRef[]){cg_i16c(c, tile_rows(p, t / NB)),
+                                  cg_i16c(c, 64),
                                   cg_gep8(c, k->cbuf, cg_i64c(c, t * 1024)),
                                   cg_i64c(c, 64), phis[t]},
                  5);

@@ -7,6 +7,8 @@
  *
  *   transpose  src strides permuted:         src.strides[d] = x.strides[perm[d]]
  *   concat     dst = a slab of the result:   dst.offset += start * stride[axis]
+ *              (nothing when the operand already is that slab: a conv
+ *              that stores into its concat's buffer, memplan.c)
  *   split      src = a slab of the operand
  *   slice      src.offset = sum first[d] * stride[d], src.strides *= step
  *   pad        fill the result with the value, then copy the (cropped)
@@ -91,6 +93,17 @@ CG_LOWER(cg_lower_transpose) {
   return QUILL_OK;
 }
 
+/* True if a and b are the same elements of the same storage. */
+static bool same_view(const cg_view *a, const cg_view *b) {
+  if (a->slot < 0 || a->slot != b->slot || a->global || b->global ||
+      a->offset != b->offset || a->rank != b->rank)
+    return false;
+  for (unsigned d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d] || a->strides[d] != b->strides[d])
+      return false;
+  return true;
+}
+
 CG_LOWER(cg_lower_concat) {
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   unsigned axis;
@@ -103,7 +116,8 @@ CG_LOWER(cg_lower_concat) {
     dst.dims[axis] = x.dims[axis];
     dst.offset += start * y.strides[axis];
     start += x.dims[axis];
-    cg_copy(c, "concat", &dst, &x);
+    if (!same_view(&dst, &x))
+      cg_copy(c, "concat", &dst, &x);
   }
   return QUILL_OK;
 }

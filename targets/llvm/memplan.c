@@ -17,6 +17,13 @@
  *     of its operand's storage; every other value gets a scratch slot. A returned value whose
  *     view covers its whole slot in row-major order turns that slot into
  *     the user's output buffer (written in place, no final copy).
+ *   - concat slabs: when every operand of a channel concat (NHWC) is a
+ *     qconv2d result of the concat's own type read by nothing else
+ *     (SqueezeNet's fire modules: calibration gives a concat's inputs its
+ *     parameters), the concat result is planned at the first of those
+ *     convs and each conv's result is its channel slab (the concat's view,
+ *     offset by the slab's first channel, dims[1] the conv's channels):
+ *     the convs store there and the concat copies nothing.
  *   - liveness: a slot lives from its producer to the last use of any
  *     value stored in it.
  *
@@ -244,6 +251,73 @@ static size_t value_bytes(const cg_value *cv) {
   return (size_t)n * quill_type_elem_bytes(cv->view.elem);
 }
 
+/* Mark the concat slabs (see the top): operand k of a channel concat,
+ * every operand a qconv2d result of the concat's element type with the
+ * concat as its one use. */
+static void plan_slabs(cg *c) {
+  QUILL_GRAPH_FOREACH(c->g, op) {
+    if (quill_op_opcode(op) != QUILL_OP_CONCAT)
+      continue;
+    const quill_value *y = quill_op_result(op, 0);
+    const quill_type *yt = quill_value_type(y);
+    int64_t axis = quill_op_attr_int(op, "axis", 0);
+    if (quill_type_rank(yt) != 4 || (axis != 1 && axis != -3) ||
+        is_returned(y))
+      continue;
+    bool ok = true;
+    for (unsigned k = 0; ok && k < quill_op_num_operands(op); k++) {
+      const quill_value *x = quill_op_operand(op, k);
+      const quill_op *p = quill_value_def(x);
+      ok = p && quill_op_opcode(p) == QUILL_OP_QCONV2D &&
+           quill_value_has_one_use(x) &&
+           quill_type_elem(quill_value_type(x)) == quill_type_elem(yt);
+    }
+    if (!ok)
+      continue;
+    int64_t start = 0;
+    int yi = (int)(cg_val(c, y) - c->vals);
+    for (unsigned k = 0; k < quill_op_num_operands(op); k++) {
+      cg_value *cv = cg_val(c, quill_op_operand(op, k));
+      cv->slab_of = yi + 1;
+      cv->slab_start = start;
+      start += quill_type_dims(cv->type)[1];
+    }
+  }
+}
+
+/* A scratch slot for cv (NHWC values read only by padded convs: a haloed
+ * buffer), live from op first to op last. */
+static void plan_scratch(cg *c, cg_value *cv, int first, int last) {
+  size_t bytes = value_bytes(cv);
+  if (cv->chlast && halo_for(c, cv)) {
+    cg_view *w = &cv->view;
+    int64_t C = w->dims[1], H = w->dims[2], W = w->dims[3];
+    int64_t Hp = H + cv->halo[0] + cv->halo[2];
+    int64_t Wp = W + cv->halo[1] + cv->halo[3];
+    w->strides[3] = C;
+    w->strides[2] = Wp * C;
+    w->strides[0] = Hp * Wp * C;
+    w->offset = (cv->halo[0] * Wp + cv->halo[1]) * C;
+    bytes = (size_t)(w->dims[0] * Hp * Wp * C) * quill_type_elem_bytes(w->elem);
+  }
+  cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, first, last);
+}
+
+/* Slab cv of a concat result (produced by op idx): the concat's result
+ * planned first if this is its first slab. */
+static void plan_slab(cg *c, cg_value *cv, int idx) {
+  cg_value *y = &c->vals[cv->slab_of - 1];
+  if (!y->planned) {
+    set_layout(y, true);
+    plan_scratch(c, y, idx, y->def);
+    y->planned = true;
+  }
+  cg_view v = y->view;
+  v.dims[1] = cv->view.dims[1];
+  v.offset += cv->slab_start * v.strides[1];
+  cv->view = v;
+}
+
 quill_status cg_plan_values(cg *c) {
   const quill_graph *g = c->g;
   int ret_index = (int)quill_graph_num_ops(g);
@@ -268,6 +342,7 @@ quill_status cg_plan_values(cg *c) {
     }
     idx++;
   }
+  plan_slabs(c);
   /* Graph inputs. */
   for (unsigned a = 0; a < quill_graph_num_args(g); a++) {
     cg_value *cv = cg_val(c, quill_graph_arg(g, a));
@@ -290,7 +365,13 @@ quill_status cg_plan_values(cg *c) {
         cv->view.slot = -1;
         continue;
       }
+      if (cv->planned)
+        continue; /* a concat of slabs: planned at its first slab */
       set_layout(cv, result_chlast(c, op, cv->v));
+      if (cv->slab_of) {
+        plan_slab(c, cv, idx);
+        continue;
+      }
       const cg_lowering *lw = &cg_lowerings[quill_op_opcode(op)];
       if (lw->view && r == 0) {
         cg_value *x = cg_val(c, quill_op_operand(op, 0));
@@ -323,19 +404,6 @@ quill_status cg_plan_values(cg *c) {
           continue;
         }
       }
-      size_t bytes = value_bytes(cv);
-      if (cv->chlast && halo_for(c, cv)) {
-        cg_view *w = &cv->view;
-        int64_t C = w->dims[1], H = w->dims[2], W = w->dims[3];
-        int64_t Hp = H + cv->halo[0] + cv->halo[2];
-        int64_t Wp = W + cv->halo[1] + cv->halo[3];
-        w->strides[3] = C;
-        w->strides[2] = Wp * C;
-        w->strides[0] = Hp * Wp * C;
-        w->offset = (cv->halo[0] * Wp + cv->halo[1]) * C;
-        bytes = (size_t)(w->dims[0] * Hp * Wp * C) *
-                quill_type_elem_bytes(w->elem);
-      }
       /* a quantize stored by its producer (fuse_qdq.c), the end of a
        * qmatmul's epilogue chain (fuse_epi.c), or a qadd stored by its conv
        * (fuse_add.c): live from there */
@@ -351,7 +419,7 @@ quill_status cg_plan_values(cg *c) {
         int d1 = cg_val(c, quill_op_operand(op, 1))->def;
         first = d0 > d1 ? d0 : d1; /* the conv: the later operand */
       }
-      cv->view.slot = cg_new_slot(c, CG_SLOT_SCRATCH, bytes, first, idx);
+      plan_scratch(c, cv, first, idx);
     }
     idx++;
   }
