@@ -99,8 +99,7 @@ bool quill_mean_multiplier(double real, int64_t n, int32_t *multiplier,
   return true;
 }
 
-/* gemmlowp SaturatingRoundingDoublingHighMul. */
-static int32_t srdhm(int32_t a, int32_t b) {
+int32_t quill_srdhm(int32_t a, int32_t b) {
   if (a == INT32_MIN && b == INT32_MIN)
     return INT32_MAX;
   int64_t ab = (int64_t)a * (int64_t)b;
@@ -108,8 +107,7 @@ static int32_t srdhm(int32_t a, int32_t b) {
   return (int32_t)((ab + nudge) / (INT64_C(1) << 31));
 }
 
-/* gemmlowp RoundingDivideByPOT: round half away from zero. */
-static int32_t rdbpot(int32_t x, int exponent) {
+int32_t quill_rdbpot(int32_t x, int exponent) {
   int32_t mask = (int32_t)((INT64_C(1) << exponent) - 1);
   int32_t remainder = x & mask;
   int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -144,8 +142,8 @@ int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
     int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
     int64_t shifted = (int64_t)x * (INT64_C(1) << left);
     int32_t xs = (int32_t)quill_clamp_i64(shifted, INT32_MIN, INT32_MAX);
-    int32_t hi = srdhm(xs, multiplier);
-    return right ? rdbpot(hi, right) : hi;
+    int32_t hi = quill_srdhm(xs, multiplier);
+    return right ? quill_rdbpot(hi, right) : hi;
   }
   /* Exact product; acc is an int32 accumulator in practice. */
   acc = quill_clamp_i64(acc, INT32_MIN, INT32_MAX);

@@ -50,6 +50,14 @@ bool quill_quantize_multiplier(double real, int32_t *multiplier, int *shift);
 bool quill_mean_multiplier(double real, int64_t n, int32_t *multiplier,
                            int *shift);
 
+/* gemmlowp's SaturatingRoundingDoublingHighMul: (a * b + 2^30) / 2^31
+ * rounded half away from zero, INT32_MAX for INT32_MIN * INT32_MIN (the
+ * product of two Q0.31 values in gemmlowp's FixedPoint). */
+int32_t quill_srdhm(int32_t a, int32_t b);
+/* gemmlowp's RoundingDivideByPOT: x / 2^exponent (exponent in [0, 31])
+ * rounded half away from zero. */
+int32_t quill_rdbpot(int32_t x, int exponent);
+
 /* acc * multiplier * 2^(shift - 31), rounded with the policy. */
 int64_t quill_requant_fixed(int64_t acc, int32_t multiplier, int shift,
                             quill_rounding r);

@@ -1,6 +1,7 @@
 /*
  * tfl_int16.c - TFLite's 16-bit LOGISTIC, TANH and SOFTMAX (its 16x8
- * mode), integer for integer, as TFLite's reference kernels compute them
+ * mode) and its int8 SOFTMAX (ir/tfl_int8.h, the last section), integer
+ * for integer, as TFLite's reference kernels compute them
  * (tflite-runtime 2.14: kernels/activations.cc for the parameters,
  * internal/reference/integer_ops/logistic.h and tanh.h, the int16
  * SoftmaxInt16 and the LUTPopulate tables of lut.h).
@@ -28,6 +29,7 @@
 
 #include "ir/quant.h"
 #include "ir/tfl_int16.h"
+#include "ir/tfl_int8.h"
 #include "ir/type.h"
 
 /* sigmoid(i / 24) in Q0.16 for i = 0..255 (TFLite's sigmoid_table_uint16;
@@ -244,4 +246,180 @@ void quill_tfl16_softmax_row(const quill_tfl16_softmax *p, const int16_t *x,
     int64_t v = ((int64_t)y[i * stride] * inv + rnd) >> rs;
     y[i * stride] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
   }
+}
+
+/* ---- int8 SOFTMAX ---------------------------------------------------------
+ *
+ * TFLite's int8 SOFTMAX as its reference kernel computes it
+ * (tflite-runtime 2.14: kernels/activations.cc SoftmaxPrepare for the
+ * parameters, internal/reference/softmax.h for the row, gemmlowp's
+ * fixedpoint.h for exp and the reciprocal, internal/common.h GetReciprocal).
+ *
+ * Per row of int8 values x with maximum mx, for d = mx - x[k] in [0, 255]:
+ *
+ *   rescaled(d)  SRDHM(-d * 2^left_shift, multiplier): the difference in
+ *                Q5.26 (5 integer bits), multiplier ~ beta * s_x * 2^26;
+ *                differences below diff_min (the largest that still fits
+ *                in Q5.26 after the shift) take no part
+ *   e(d)         exp_on_negative_values(rescaled) in Q0.31: exp on
+ *                [-1/4, 0) by a Taylor polynomial around -1/8, times
+ *                exp(-2^k) for every bit k = -2..4 set in the rest
+ *   sum          sum of RoundingDivideByPOT(e, 12) (Q12.19, int32 adds)
+ *   recip, nbou  sum = 2^nbou (1 + f): 1 / (1 + f) by Newton-Raphson
+ *   y[k]         RoundingDivideByPOT(SRDHM(recip, e), nbou + 23) - 128
+ *
+ * Since d takes 256 values, quill_tfl8_softmax_init tabulates e(d) and its
+ * Q12.19 term: the interpreter and the LLVM target index the same tables
+ * and only the reciprocal and the final rounding run per row.
+ *
+ * TFLite's optimized kernels (the default resolver; XNNPACK does not take
+ * int8 SOFTMAX) compute the row in f32 from a table of expf instead
+ * (optimized_ops::Softmax, PopulateSoftmaxLookupTable): they may be 1
+ * step from these values (0 in the runtime cases softmax_i8_*, 30 random
+ * inputs each).
+ *
+ * The final rounding divides by 2^(nbou + 23), which passes 2^31 for rows
+ * whose sum reaches 512 (nbou >= 9: long, flat rows). TFLite's
+ * RoundingDivideByPOT then shifts an int32 by 32 or more, which C++ leaves
+ * undefined (x86 masks the count: 127 comes out; LiteRT 2.3's reference
+ * kernel aborts); here it is the exact rounding (0: the product is below
+ * 2^31), which TFLite's optimized kernels give too.
+ */
+
+bool quill_tfl8_softmax_types(const quill_type *xe, const quill_type *ye) {
+  if (!quill_type_is_quant(xe) || !quill_type_is_quant(ye) ||
+      quill_type_quant_axis_of(xe) >= 0 || quill_type_quant_axis_of(ye) >= 0)
+    return false;
+  return quill_type_kind_of(quill_type_quant_storage(xe)) == QUILL_TYPE_I8 &&
+         quill_type_kind_of(quill_type_quant_storage(ye)) == QUILL_TYPE_I8 &&
+         quill_type_quant_scales(ye)[0] == QUILL_TFL8_OUT_SCALE &&
+         quill_type_quant_zero_points(ye)[0] == QUILL_TFL8_OUT_ZP;
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT<e> for e > 0: a saturating
+ * left shift. */
+static int32_t mul_pot_sat(int32_t x, int e) {
+  int32_t thr = (INT32_C(1) << (31 - e)) - 1;
+  if (x > thr)
+    return INT32_MAX;
+  if (x < -thr)
+    return INT32_MIN;
+  return (int32_t)((int64_t)x * (INT64_C(1) << e));
+}
+
+/* An int32 add that wraps like the kernel's register. */
+static int32_t add_wrap(int32_t a, int32_t b) {
+  return (int32_t)(uint32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31 in and out. */
+static int32_t exp_quarter(int32_t a) {
+  const int32_t c = 1895147668;     /* exp(-1/8) */
+  const int32_t third = 715827883;  /* 1/3 */
+  int32_t x = add_wrap(a, INT32_C(1) << 28); /* a + 1/8 */
+  int32_t x2 = quill_srdhm(x, x), x3 = quill_srdhm(x2, x);
+  int32_t x4 = quill_srdhm(x2, x2);
+  int32_t x4_4 = quill_rdbpot(x4, 2);
+  int32_t poly = quill_rdbpot(
+      add_wrap(quill_srdhm(add_wrap(x4_4, x3), third), x2), 1);
+  return add_wrap(c, quill_srdhm(c, add_wrap(x, poly)));
+}
+
+/* exp_on_negative_values for a Q5.26 value a <= 0: Q0.31. */
+static int32_t exp_negative(int32_t a) {
+  /* exp(-2^k) in Q0.31 for k = -2..4 */
+  static const int32_t mult[7] = {1672461947, 1302514674, 790015084,
+                                  290630308,  39332535,   720401, 242};
+  const int32_t quarter = INT32_C(1) << 24;
+  int32_t am = (a & (quarter - 1)) - quarter; /* in [-1/4, 0) */
+  int32_t r = exp_quarter(mul_pot_sat(am, 5));
+  int32_t rest = am - a;
+  for (int k = 0; k < 7; k++)
+    if (rest & (INT32_C(1) << (24 + k)))
+      r = quill_srdhm(r, mult[k]);
+  return a == 0 ? INT32_MAX : r;
+}
+
+bool quill_tfl8_softmax_init(quill_tfl8_softmax *p, double in_scale,
+                             double beta) {
+  /* PreprocessSoftmaxScaling in f64 from the f32 scale and beta */
+  double real = (double)(float)beta * (double)(float)in_scale *
+                (double)(INT64_C(1) << 26);
+  if (real > 2147483647.0)
+    real = 2147483647.0;
+  if (!(real > 1.0) ||
+      !quill_quantize_multiplier(real, &p->multiplier, &p->left_shift) ||
+      p->left_shift < 0)
+    return false;
+  /* CalculateInputRadius(5, left_shift) */
+  double radius = 31.0 * (double)(INT64_C(1) << 26) /
+                  (double)(INT64_C(1) << p->left_shift);
+  p->diff_min = -(int32_t)floor(radius);
+  for (int d = 0; d < 256; d++) {
+    if (-d < p->diff_min) {
+      p->exp[d] = p->exp_acc[d] = 0;
+      continue;
+    }
+    /* |d| * 2^left_shift <= 31 * 2^26 by diff_min: no overflow */
+    int32_t s = quill_srdhm((int32_t)(-d * (INT64_C(1) << p->left_shift)),
+                            p->multiplier);
+    p->exp[d] = exp_negative(s);
+    p->exp_acc[d] = quill_rdbpot(p->exp[d], 12);
+  }
+  return true;
+}
+
+/* gemmlowp's one_over_one_plus_x_for_x_in_0_1 on Q0.31. */
+static int32_t one_over_one_plus(int32_t a) {
+  /* RoundingHalfSum(a, 1): (a + 1 + sign) / 2, truncated */
+  int64_t s = (int64_t)a + INT32_MAX;
+  int32_t half = (int32_t)((s + (s >= 0 ? 1 : -1)) / 2);
+  /* Q2.29: x0 = 48/17 - 32/17 * half, then x += x * (1 - half * x) */
+  int32_t x = add_wrap(1515870810, quill_srdhm(half, -1010580540));
+  for (int i = 0; i < 3; i++) {
+    int32_t one_minus = (INT32_C(1) << 29) - quill_srdhm(half, x);
+    x = add_wrap(x, mul_pot_sat(quill_srdhm(x, one_minus), 2));
+  }
+  /* x / 2 as Q1.30, rescaled to Q0.31 */
+  return mul_pot_sat(x, 1);
+}
+
+int32_t quill_tfl8_reciprocal(int32_t sum, int *nbou) {
+  uint32_t u = (uint32_t)sum;
+  int lz = 0;
+  while (lz < 32 && !(u & (UINT32_C(0x80000000) >> lz)))
+    lz++;
+  *nbou = 12 - lz;
+  /* the sum normalised to [1, 2), minus 1, in Q0.31 (wrapping) */
+  uint32_t f = (uint32_t)((uint64_t)u << lz) - UINT32_C(0x80000000);
+  return one_over_one_plus((int32_t)f);
+}
+
+int8_t quill_tfl8_softmax_out(int32_t recip, int nbou, int32_t e) {
+  int64_t v = quill_srdhm(recip, e);
+  int k = nbou + 23;
+  if (k < 0)
+    k = 0;
+  if (k > 62)
+    k = 62;
+  /* RoundingDivideByPOT, exact for every k */
+  int64_t mask = (INT64_C(1) << k) - 1;
+  int64_t thr = (mask >> 1) + (v < 0 ? 1 : 0);
+  int64_t q = (v >> k) + ((v & mask) > thr ? 1 : 0);
+  q += QUILL_TFL8_OUT_ZP;
+  return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+}
+
+void quill_tfl8_softmax_row(const quill_tfl8_softmax *p, const int8_t *x,
+                            int8_t *y, size_t n, size_t stride) {
+  int mx = -128;
+  for (size_t i = 0; i < n; i++)
+    mx = x[i * stride] > mx ? x[i * stride] : mx;
+  int32_t sum = 0;
+  for (size_t i = 0; i < n; i++)
+    sum = add_wrap(sum, p->exp_acc[mx - x[i * stride]]);
+  int nbou;
+  int32_t recip = quill_tfl8_reciprocal(sum, &nbou);
+  for (size_t i = 0; i < n; i++)
+    y[i * stride] = quill_tfl8_softmax_out(recip, nbou, p->exp[mx - x[i * stride]]);
 }

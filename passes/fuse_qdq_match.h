@@ -99,12 +99,12 @@ static inline quill_value *emit(quill_rewriter *rw, quill_opcode opc, unsigned n
   return op ? quill_op_result(op, 0) : NULL;
 }
 
-/* The patterns of fuse_qdq_tables.c (lut, softmax16, integer layer_norm),
+/* The patterns of fuse_qdq_tables.c (lut, integer softmax, layer_norm),
  * for the set in fuse_qdq_patterns.c. */
 quill_match_result quill_fqdq_match_lut(const quill_pattern *p,
                                         quill_rewriter *rw, quill_op *q);
-quill_match_result quill_fqdq_match_softmax16(const quill_pattern *p,
-                                              quill_rewriter *rw, quill_op *q);
+quill_match_result quill_fqdq_match_softmax(const quill_pattern *p,
+                                            quill_rewriter *rw, quill_op *q);
 quill_match_result quill_fqdq_match_layer_norm(const quill_pattern *p,
                                                quill_rewriter *rw,
                                                quill_op *q);

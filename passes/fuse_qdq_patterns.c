@@ -12,7 +12,7 @@
  *   matmul       Q(matmul(DQ a, DQ b)) and           qmatmul a, b [, c:i32]
  *                Q(add(matmul(DQ a, DQ b), c const))
  *   add, mul     Q(add(DQ a, DQ b))                  qadd / qmul a, b
- *   lut, softmax16, layer_norm: fuse_qdq_tables.c
+ *   lut, softmax, layer_norm: fuse_qdq_tables.c
  *   passthrough  Q(maxpool/reshape/..(DQ x))         op x [+ requantize]
  *   avgpool      Q(avgpool(DQ x))                    avgpool x [+ requantize]
  *                Q(global_avgpool(DQ x))             global_avgpool x (a
@@ -756,7 +756,7 @@ quill_status quill_fqdq_populate(quill_pattern_set *set, quill_fqdq *f) {
       {"qdq-lut", QUILL_OP_QUANTIZE, quill_fqdq_match_lut},
       {"qdq-layer-norm", QUILL_OP_QUANTIZE, quill_fqdq_match_layer_norm},
       {"qdq-lstm", QUILL_OP_QUANTIZE, quill_fqdq_match_lstm},
-      {"qdq-softmax16", QUILL_OP_QUANTIZE, quill_fqdq_match_softmax16},
+      {"qdq-softmax", QUILL_OP_QUANTIZE, quill_fqdq_match_softmax},
       {"qdq-passthrough", QUILL_OP_QUANTIZE, match_passthrough},
       {"qdq-concat", QUILL_OP_QUANTIZE, match_concat},
       {"qdq-requantize", QUILL_OP_QUANTIZE, match_requantize},

@@ -7,8 +7,10 @@
  *   lut          Q(f(DQ x)), f unary, 8-bit x        lut x {table}
  *                Q(sigmoid/tanh(DQ x)), 16-bit x,    lut x {TFLite's int16
  *                tflite rounding, y at 1/32768       LOGISTIC/TANH table}
- *   softmax16    Q(softmax(DQ x)), 16-bit x, as     softmax x (TFLite's
+ *   softmax      Q(softmax(DQ x)), 16-bit x, as     softmax x (TFLite's
  *                the 16-bit lut                      int16 SOFTMAX)
+ *                Q(softmax(DQ x)), i8 x, tflite      softmax x (TFLite's
+ *                rounding, y at 1/256 : -128         int8 SOFTMAX)
  *   layer_norm   Q(layer_norm(DQ x, gamma [, beta])  qlayer_norm x, g, b
  *                {numerics = "integer"}), gamma and  (ir/qnorm.h: gamma,
  *                beta float constants                beta, eps folded)
@@ -16,7 +18,7 @@
  * An 8-bit table is the reference interpreter's own float op run on all
  * 256 inputs (so the table equals what the float path would give); the
  * 16-bit tables and the softmax are TFLite's integer kernels
- * (ir/tfl_int16.h); the layer_norm constants come from quill_qnorm_fold.
+ * (ir/tfl_int16.h, ir/tfl_int8.h); the layer_norm constants come from quill_qnorm_fold.
  */
 #include <math.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "ir/qnorm.h"
 #include "ir/shape.h"
 #include "ir/tfl_int16.h"
+#include "ir/tfl_int8.h"
 #include "passes/fuse_qdq_match.h"
 #include "targets/reference/ref.h"
 
@@ -275,21 +278,32 @@ quill_match_result quill_fqdq_match_layer_norm(const quill_pattern *p,
   return finish(p, rw, q, res, QUILL_OP_LAYER_NORM);
 }
 
-/* ---- softmax (16-bit, TFLite's integer SOFTMAX) --------------------------- */
+/* ---- softmax (TFLite's integer SOFTMAX, int16 and int8) ------------------- */
 
 static const bool softmax_ops[QUILL_OP_COUNT] = {[QUILL_OP_SOFTMAX] = true};
 
-quill_match_result quill_fqdq_match_softmax16(const quill_pattern *p,
-                                              quill_rewriter *rw, quill_op *q) {
+/* Whether x -> y is TFLite's int8 SOFTMAX under tflite rounding: i8, y at
+ * 1/256 with zero point -128, an input scale TFLite accepts. */
+static bool tfl8_softmax_form(const quill_type *xe, const quill_type *ye,
+                              quill_rounding r) {
+  quill_tfl8_softmax p;
+  return r == QUILL_ROUND_TFLITE && quill_tfl8_softmax_types(xe, ye) &&
+         quill_tfl8_softmax_init(&p, scale0(xe), 1.0);
+}
+
+quill_match_result quill_fqdq_match_softmax(const quill_pattern *p,
+                                            quill_rewriter *rw, quill_op *q) {
   fqdq *f = state(p);
   quill_op *op = producer(f, q, softmax_ops);
   if (!op)
-    return QUILL_MATCH_FAILURE; /* 8-bit softmax stays float: no log */
+    return QUILL_MATCH_FAILURE; /* other 8-bit forms stay float: no log */
   quill_value *x = quill_fqdq_dq_source(quill_op_operand(op, 0));
   quill_value *y = quill_op_result(q, 0);
-  if (!x || !quill_fqdq_per_tensor(x) || !quill_fqdq_per_tensor(y) ||
-      !tfl16_form(quill_fqdq_qelem(x), quill_fqdq_qelem(y),
-                  quill_fqdq_rounding(f, q)))
+  if (!x || !quill_fqdq_per_tensor(x) || !quill_fqdq_per_tensor(y))
+    return QUILL_MATCH_FAILURE;
+  quill_type *xe = quill_fqdq_qelem(x), *ye = quill_fqdq_qelem(y);
+  quill_rounding r = quill_fqdq_rounding(f, q);
+  if (!tfl16_form(xe, ye, r) && !tfl8_softmax_form(xe, ye, r))
     return QUILL_MATCH_FAILURE;
   quill_fqdq_attrs attrs;
   quill_fqdq_attrs_init(&attrs, quill_rewriter_context(rw));

@@ -576,10 +576,11 @@ CG_LOWER(cg_lower_conv2d);
 CG_LOWER(cg_lower_matmul);
 CG_LOWER(cg_lower_gemm);
 CG_LOWER(cg_lower_softmax);
-/* softmax: f32, or TFLite's int16 form (lower_softmax16.c) */
+/* softmax: f32, or TFLite's int16 or int8 form (lower_softmax16.c) */
 CG_SUPPORTS(cg_supports_softmax);
-bool cg_softmax_is_i16(const quill_op *op);
-CG_LOWER(cg_lower_softmax_i16);
+bool cg_softmax_is_integer(const quill_op *op);
+CG_LOWER(cg_lower_softmax_int);
+CG_LOWER(cg_lower_softmax_i8);
 CG_LOWER(cg_lower_batch_norm);
 CG_SUPPORTS(cg_supports_unary);
 CG_SUPPORTS(cg_supports_binary);

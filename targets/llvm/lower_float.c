@@ -559,8 +559,8 @@ static void f32_softmax_row(cg *c, const cg_view *x, const cg_view *y,
 /* Per row along the axis: f32 softmax as f32_softmax_row; log_softmax in
  * double: max, sum of exp(x - max), x - max - log(sum). */
 CG_LOWER(cg_lower_softmax) {
-  if (cg_softmax_is_i16(op))
-    return cg_lower_softmax_i16(c, op);
+  if (cg_softmax_is_integer(op))
+    return cg_lower_softmax_int(c, op);
   cg_view x = cg_value_view(c, quill_op_operand(op, 0));
   cg_view y = cg_value_view(c, quill_op_result(op, 0));
   cg_fused_out fo;

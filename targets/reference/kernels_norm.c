@@ -20,7 +20,9 @@
  *               log_softmax = x - max - log(sum(exp(x - max)));
  *               on 16-bit quantized values (zero point 0, the result at
  *               1/32768: tflite-int16x8) TFLite's integer SOFTMAX
- *               (ir/tfl_int16.h)
+ *               (ir/tfl_int16.h), on int8 values with the result at
+ *               1/256, zero point -128 (tflite-int8) TFLite's int8
+ *               SOFTMAX (ir/tfl_int8.h)
  *
  * Statistics (means, variances, log_softmax sums) accumulate in double,
  * then round once to the result type. An f32 softmax computes in f32 in
@@ -39,6 +41,7 @@
 
 #include "ir/fmath.h"
 #include "ir/tfl_int16.h"
+#include "ir/tfl_int8.h"
 #include "ir/shape.h"
 #include "targets/reference/kernels.h"
 
@@ -337,15 +340,25 @@ static bool softmax_i16(const quill_op *op) {
              quill_type_elem(quill_value_type(quill_op_result(op, 0))));
 }
 
+/* TFLite's int8 form: i8 operand, i8 result at 1/256 with zero point
+ * -128 (ir/tfl_int8.h). */
+static bool softmax_i8(const quill_op *op) {
+  return quill_op_opcode(op) == QUILL_OP_SOFTMAX &&
+         quill_tfl8_softmax_types(
+             quill_type_elem(quill_value_type(quill_op_operand(op, 0))),
+             quill_type_elem(quill_value_type(quill_op_result(op, 0))));
+}
+
 const char *quill_ref_supports_softmax(const quill_op *op) {
-  if (softmax_i16(op))
+  if (softmax_i16(op) || softmax_i8(op))
     return NULL;
   const char *why = quill_ref_supports_float(op);
   bool quant = quill_type_is_quant(
       quill_type_elem(quill_value_type(quill_op_operand(op, 0))));
   return why && quant && quill_op_opcode(op) == QUILL_OP_SOFTMAX
              ? "quantized element types other than TFLite's int16 form "
-               "(i16, zero point 0, result at 1/32768)"
+               "(i16, zero point 0, result at 1/32768) and int8 form (i8, "
+               "result at 1/256 with zero point -128)"
              : why;
 }
 
@@ -375,6 +388,32 @@ static quill_status softmax_i16_run(quill_context *ctx, const quill_op *op,
   return QUILL_OK;
 }
 
+/* TFLite's int8 SOFTMAX over rows of `len` values `inner` apart. */
+static quill_status softmax_i8_run(quill_context *ctx, const quill_op *op,
+                                   const quill_tensor *x, quill_tensor *y,
+                                   size_t outer, size_t len, size_t inner) {
+  quill_tfl8_softmax p;
+  if (!quill_tfl8_softmax_init(
+          &p, quill_type_quant_scales(quill_type_elem(x->type))[0], 1.0))
+    return quill_ref_op_error(ctx, op, "the input scale is too small for "
+                                       "TFLite's int8 softmax rescale");
+  size_t bytes = (len ? len : 1) * 2;
+  int8_t *row = quill_alloc(ctx, bytes);
+  if (!row)
+    return QUILL_ERR_NOMEM;
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      size_t base = o * len * inner + i;
+      for (size_t k = 0; k < len; k++)
+        row[k] = (int8_t)quill_tensor_get_i64(x, base + k * inner);
+      quill_tfl8_softmax_row(&p, row, row + len, len, 1);
+      for (size_t k = 0; k < len; k++)
+        quill_tensor_set_i64(y, base + k * inner, row[len + k]);
+    }
+  quill_free(ctx, row, bytes);
+  return QUILL_OK;
+}
+
 QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   const quill_tensor *x = &in[0];
   quill_tensor *y = &out[0];
@@ -393,6 +432,8 @@ QUILL_REF_KERNEL(quill_ref_kernel_softmax) {
   size_t outer = len && inner ? total / (len * inner) : 0;
   if (softmax_i16(op))
     return softmax_i16_run(ctx, op, x, y, outer, len, inner);
+  if (softmax_i8(op))
+    return softmax_i8_run(ctx, op, x, y, outer, len, inner);
   for (size_t o = 0; o < outer; o++)
     for (size_t in_i = 0; in_i < inner; in_i++) {
       size_t base = o * len * inner + in_i;

@@ -699,12 +699,15 @@ quill_status tx_write_reduce(tflite_exporter *ex, const quill_op *op) {
   return QUILL_OK;
 }
 
-/* A folded QDQ softmax is TFLite's int8 SOFTMAX, which computes exp in
- * gemmlowp fixed point from the input scale where Quill's reference form
- * computes the f32 softmax of the dequantized values and rounds once: the
- * two may be 1 step apart where the exact value lies next to a rounding
- * boundary (PP-OCRv4 rec: 1 of 265000 outputs; runtime case softmax_qdq,
- * bound 1). */
+/* An int8 softmax (i8 operand, result at 1/256 : -128) is TFLite's int8
+ * SOFTMAX integer for integer (ir/tfl_int8.h; fuse-qdq makes it under
+ * tflite rounding; runtime cases softmax_i8_*, 0 steps from TFLite's
+ * reference kernels). A folded QDQ softmax is written as the same SOFTMAX,
+ * which computes exp in gemmlowp fixed point from the input scale where
+ * Quill's reference form computes the f32 softmax of the dequantized
+ * values and rounds once: the two may be 1 step apart where the exact
+ * value lies next to a rounding boundary (PP-OCRv4 rec: 1 of 265000
+ * outputs; runtime case softmax_qdq, bound 1). */
 quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op) {
   unsigned e0 = ex->errors;
   bool log = quill_op_opcode(op) == QUILL_OP_LOG_SOFTMAX;

@@ -2,13 +2,15 @@
  * test_quant.c - the quantization arithmetic contract (ir/quant.c):
  * rounding policies on ties, TFLite's QuantizeMultiplier decomposition, and
  * fixed-point requantization against values computed by hand and against an
- * exact rational reference on random inputs.
+ * exact rational reference on random inputs; TFLite's int8 SOFTMAX
+ * arithmetic (ir/tfl_int16.c) against values computed by hand and NumPy.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ir/quant.h"
+#include "ir/tfl_int8.h"
 
 static int passed, failed;
 
@@ -127,11 +129,87 @@ static void test_float(void) {
   CHECK_EQ(quill_requant_float(-5, 0.5f, QUILL_ROUND_HALF_AWAY), -3);
 }
 
+/* TFLite's int8 SOFTMAX: PreprocessSoftmaxScaling's multiplier and
+ * CalculateInputRadius's diff_min (NumPy: frexp of min(s * 2^26, 2^31 - 1),
+ * floor(31 * 2^26 / 2^shift)), exp in Q0.31 close to exp(-d s), the
+ * reciprocal of the Q12.19 row sum, and whole rows whose softmax is exact
+ * (equal values) or computed by NumPy (p * 256 rounded, minus 128). */
+static void test_tfl8_softmax(void) {
+  quill_tfl8_softmax p;
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 0.1, 1.0), 1);
+  CHECK_EQ(p.multiplier, 1717986944); /* 0.1f * 2^26 = 0.8 * 2^23 */
+  CHECK_EQ(p.left_shift, 23);
+  CHECK_EQ(p.diff_min, -248);
+  CHECK_EQ(p.exp[0], INT32_MAX);
+  CHECK_EQ(p.exp_acc[0], 1 << 19); /* 1.0 in Q12.19 */
+  int exp_close = 1;
+  for (int d = 1; d < 256; d++)
+    exp_close &= fabs(p.exp[d] / 2147483648.0 - exp(-0.1f * d)) < 1e-6;
+  CHECK_EQ(exp_close, 1);
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 0.5, 1.0), 1);
+  CHECK_EQ(p.left_shift, 26);
+  CHECK_EQ(p.diff_min, -31); /* differences of 32 steps and more drop out */
+  CHECK_EQ(p.exp[31] > 0, 1);
+  CHECK_EQ(p.exp[32], 0);
+  CHECK_EQ(p.exp_acc[32], 0);
+  /* a large scale: the multiplier capped at 2^31 - 1, only the maximum */
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 40.0, 1.0), 1);
+  CHECK_EQ(p.multiplier, INT32_MAX);
+  CHECK_EQ(p.left_shift, 31);
+  CHECK_EQ(p.diff_min, 0);
+  CHECK_EQ(p.exp[1], 0);
+  /* TFLite refuses s * 2^26 <= 1 */
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 1e-8, 1.0), 0);
+
+  int nbou;
+  int32_t r = quill_tfl8_reciprocal(1 << 19, &nbou); /* 1.0 -> 1 */
+  CHECK_EQ(nbou, 0);
+  CHECK_EQ(r > INT32_MAX - 8, 1);
+  r = quill_tfl8_reciprocal(3 << 19, &nbou); /* 3.0 = 2 * 1.5 -> 2/3 */
+  CHECK_EQ(nbou, 1);
+  CHECK_EQ(llabs((long long)r - 1431655765) <= 4, 1); /* Newton: 3 below */
+
+  int8_t x[1000], y[1000];
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 0.1, 1.0), 1);
+  x[0] = 7;
+  quill_tfl8_softmax_row(&p, x, y, 1, 1);
+  CHECK_EQ(y[0], 127); /* 1.0 = 256 steps: saturates */
+  x[0] = x[1] = 5;
+  quill_tfl8_softmax_row(&p, x, y, 2, 1);
+  CHECK_EQ(y[0], 0); /* 0.5 */
+  CHECK_EQ(y[1], 0);
+  for (int i = 0; i < 4; i++)
+    x[2 * i] = -3; /* stride 2 */
+  quill_tfl8_softmax_row(&p, x, y, 4, 2);
+  CHECK_EQ(y[6], -64); /* 0.25 */
+  x[0] = 0;
+  x[1] = -10;
+  quill_tfl8_softmax_row(&p, x, y, 2, 1);
+  CHECK_EQ(y[0], 59); /* NumPy: 0.7311 * 256 = 187.15 */
+  CHECK_EQ(y[1], -59); /* 68.85 */
+  /* 1000 equal values: the sum 1000 in Q12.19, the final shift 32 (0.256
+   * steps: -128; TFLite's reference kernel's int32 shift by 32 is
+   * undefined, x86 gives 127) */
+  for (int i = 0; i < 1000; i++)
+    x[i] = 1;
+  quill_tfl8_softmax_row(&p, x, y, 1000, 1);
+  CHECK_EQ(y[0], -128);
+  CHECK_EQ(y[999], -128);
+  /* beyond diff_min: -128 */
+  CHECK_EQ(quill_tfl8_softmax_init(&p, 0.5, 1.0), 1);
+  x[0] = 100;
+  x[1] = 60;
+  quill_tfl8_softmax_row(&p, x, y, 2, 1);
+  CHECK_EQ(y[0], 127);
+  CHECK_EQ(y[1], -128);
+}
+
 int main(void) {
   test_round();
   test_multiplier();
   test_fixed();
   test_float();
+  test_tfl8_softmax();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

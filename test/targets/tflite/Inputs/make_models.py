@@ -1048,6 +1048,35 @@ def qlstm_ops(rng):
     return out
 
 
+def softmax_i8_ops(rng):
+    """softmax on int8 values with the result at 1/256, zero point -128:
+    TFLite's int8 SOFTMAX integer for integer (ir/tfl_int8.h), 0 LSB
+    against its reference kernels. Its optimized kernels (the default
+    resolver; XNNPACK does not take int8 SOFTMAX) compute the row in f32
+    from a table of exp: 1 step. Rows of 10, 40, 197 and 1000; input
+    scales from small ones (0.02: rows of 1000 sum to about 200) to large
+    ones where diff_min drops most of the row (0.4: differences below -62
+    give -128; 2.0: below -7; 40: the multiplier capped at 2^31 - 1, only
+    the maximum counts). Not here: flat rows whose sum passes 512 (rows of
+    1000 at 0.004), where the final shift is 32 or more: TFLite 2.14's
+    reference kernel shifts an int32 by it (undefined; 127 on x86, where
+    Quill and the optimized kernels give -128) and LiteRT 2.3's aborts
+    (ir/tfl_int16.c; lit targets/llvm/int8-softmax.test runs such rows)."""
+    out = []
+    for rows, n, sx, zx in ((3, 10, 0.1, 3), (4, 40, 0.0625, -20),
+                            (2, 40, 0.4, 0), (2, 197, 0.05, 7),
+                            (2, 197, 2.0, -5), (2, 1000, 0.02, 0),
+                            (2, 1000, 0.1, -9), (3, 10, 40.0, 1)):
+        name = "softmax_i8_r%d_n%d_s%g" % (rows, n, sx)
+        g = Graph(name.replace(".", "p"))
+        x = g.arg("x", tensor([rows, n], qt(sx, zx)))
+        yt = tensor([rows, n], qt(1.0 / 256, -128))
+        g.ret(g.op("softmax %s {axis = -1}" % x, yt, "y"), yt)
+        out.append((name.replace(".", "p"), (0, 1), False, g.text(),
+                    "SOFTMAX int8, rows of %d, input scale %g" % (n, sx)))
+    return out
+
+
 def main():
     outdir = sys.argv[1]
     only = None
@@ -1063,6 +1092,7 @@ def main():
     models += shape_conv_ops(np.random.default_rng(4321))
     models += activation_ops(np.random.default_rng(5678))
     models += qlstm_ops(np.random.default_rng(2468))
+    models += softmax_i8_ops(np.random.default_rng(1357))
     with open(os.path.join(outdir, "manifest.txt"), "w") as man:
         for name, lsb, armnn, text, what in models:
             if only and name not in only:
