@@ -241,6 +241,9 @@ bool quill_backend_makes_qlstm(const quill_backend *b) {
          b->requant == QUILL_REQUANT_FIXED_POINT &&
          quill_backend_activation(b)->storage == QUILL_TYPE_I8;
 }
+bool quill_backend_rnn_float(const quill_backend *b) {
+  return b && b->rnn_float;
+}
 bool quill_backend_quantizes_outputs(const quill_backend *b) {
   return b->quantize_outputs;
 }
@@ -382,6 +385,8 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
           b->requant == QUILL_REQUANT_FIXED_POINT ? "fixed_point" : "float");
   fprintf(out, "  %-18s %s\n",
           "outputs:", b->quantize_outputs ? "quantized" : "float");
+  if (b->rnn_float)
+    fprintf(out, "  %-18s %s\n", "rnn:", "float but the gemms (unrolled RNN/GRU/LSTM)");
   if (b->layer_norm)
     fprintf(out, "  %-18s %s\n", "layer_norm:",
             b->layer_norm == 1 ? "f32 (TFLite's builtins)"

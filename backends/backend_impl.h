@@ -34,6 +34,7 @@ struct quill_backend {
   quill_requant_mode requant;
   bool quantize_outputs; /* false: quantized ops produce float outputs */
   bool equalize, equalize_relu6, bias_correction; /* accuracy passes */
+  bool rnn_float;        /* unrolled RNN/GRU/LSTM nodes stay float */
   bool bias_correction_analytic; /* bias_correction: "analytic" */
   unsigned char layer_norm; /* layer_norm_numerics: 0 "f64", 1 "f32",
                               2 "integer" (validate.c's ln_numerics) */

@@ -617,6 +617,10 @@ static void validate(vstate *vs, json_t *root, quill_backend *b) {
   b->quantize_outputs = true;
   if ((v = json_object_get(root, "quantize_outputs")) && WANT_BOOL(vs, &op, v))
     b->quantize_outputs = json_is_true(v);
+  kpath rfp = {NULL, "rnn_float", 0};
+  b->rnn_float = false;
+  if ((v = json_object_get(root, "rnn_float")) && WANT_BOOL(vs, &rfp, v))
+    b->rnn_float = json_is_true(v);
   kpath lp = {NULL, "layer_norm_numerics", 0};
   b->layer_norm = 0;
   int lni;

@@ -50,6 +50,15 @@
  * An override giving 16-bit activations to an op the backend cannot run
  * so (a TFLite backend: no 16x8 kernel) is an error naming the op.
  *
+ * Kept float as well: ops carrying {keep_float = true} (the ONNX importer
+ * marks an unrolled RNN/GRU/LSTM node's ops but its gemms so when the
+ * backend says `rnn_float`), and a shared_params op between float ops: its input made
+ * by a float op (not a graph argument), through other such ops, and no
+ * quantized op reading its result, through other such ops (a transpose
+ * from a float reduce_mean into an LSTM kept float). Quantizing it would
+ * round values that only float ops read; a quantized consumer further on
+ * observes the value itself. mark_kept gives these ops the attribute too.
+ *
  * Fused ops (an `activation` attribute from fuse-activation) are one op
  * here, observed once after the activation. The pass is idempotent: a
  * second run finds every value observed and adds nothing. Statistic:
@@ -102,11 +111,68 @@ static bool kept_float(const obs_run *r, const quill_op *op) {
          name_matches(r, quill_value_name(quill_op_result(op, 0)));
 }
 
+static bool is_fake_quant(const quill_op *op) {
+  return op && quill_op_opcode(op) == QUILL_OP_FAKE_QUANT;
+}
+
+/* Marked {keep_float = true}: by mark_kept below, or by the ONNX importer
+ * (the ops of an unrolled recurrent node, backend key rnn_float). */
+static bool marked_float(const quill_op *op) {
+  const quill_attr *a = quill_op_attr(op, "keep_float");
+  return a && quill_attr_kind_of(a) == QUILL_ATTR_BOOL &&
+         quill_attr_bool_value(a);
+}
+
 static bool is_quantized(const obs_run *r, const quill_op *op) {
   return quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
          quill_op_num_results(op) > 0 &&
          is_float_tensor(quill_value_type(quill_op_result(op, 0))) &&
-         !kept_float(r, op) && !quill_backend_op_quant(r->b, op).keep_float;
+         !kept_float(r, op) && !quill_backend_op_quant(r->b, op).keep_float &&
+         !marked_float(op);
+}
+
+/* A quantized shared_params op whose params would come from a float op's
+ * result (through other such ops; not a graph argument) and whose
+ * results reach no quantized op (directly or through such ops): its
+ * observer would quantize values only float ops read, a pure loss (an
+ * LSTM kept float reading a transpose of a float reduce_mean). A quantized
+ * consumer further on observes the value itself, after the op. */
+static bool reads_float(const obs_run *r, const quill_value *v) {
+  for (;;) {
+    quill_op *d = quill_value_def(v);
+    if (!d || is_fake_quant(d))
+      return false; /* a graph argument (observed as the model's input), or
+                       observed already (a second run) */
+    if (!is_quantized(r, d))
+      return true;
+    if (!quill_backend_shares_params(r->b, quill_op_opcode(d)) ||
+        quill_op_num_operands(d) == 0)
+      return false;
+    v = quill_op_operand(d, 0);
+  }
+}
+
+static bool feeds_quantized(const obs_run *r, const quill_op *op) {
+  for (unsigned i = 0; i < quill_op_num_results(op); i++)
+    for (quill_use *u = quill_value_first_use(quill_op_result(op, i)); u;
+         u = quill_use_next(u)) {
+      quill_op *user = quill_use_user(u);
+      if (is_fake_quant(user))
+        return true; /* observed for a quantized reader (a second run) */
+      if (!is_quantized(r, user))
+        continue;
+      if (!quill_backend_shares_params(r->b, quill_op_opcode(user)) ||
+          quill_use_operand_index(u) != 0 || feeds_quantized(r, user))
+        return true;
+    }
+  return false;
+}
+
+static bool float_between(const obs_run *r, const quill_op *op) {
+  return quill_backend_quantizes_outputs(r->b) &&
+         quill_backend_shares_params(r->b, quill_op_opcode(op)) &&
+         is_quantized(r, op) && quill_op_num_operands(op) > 0 &&
+         reads_float(r, quill_op_operand(op, 0)) && !feeds_quantized(r, op);
 }
 
 static const quill_quant_scheme *act_scheme(const obs_run *r,
@@ -161,10 +227,6 @@ static int64_t weight_axis(const obs_run *r, const quill_op *op) {
   default:
     return -1;
   }
-}
-
-static bool is_fake_quant(const quill_op *op) {
-  return op && quill_op_opcode(op) == QUILL_OP_FAKE_QUANT;
 }
 
 /* The role attribute of a fake_quant ("activation" when absent). */
@@ -466,14 +528,16 @@ static quill_status observe_graph(obs_run *r, quill_graph *g) {
 
 /* ---- options ----------------------------------------------------------------- */
 
-/* Mark the ops kept float by the option with {keep_float = true}, so that
+/* Mark the ops kept float by the option, the config's overrides or as
+ * shared_params ops between float ops with {keep_float = true}, so that
  * later passes (fuse-qdq) still know after the observers are gone: in the
  * reference form a kept-float op between quantized ones looks quantized. */
 static quill_status mark_kept(obs_run *r, quill_graph *g) {
   QUILL_GRAPH_FOREACH(g, op) {
     bool kept = kept_float(r, op) ||
                 (quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
-                 quill_backend_op_quant(r->b, op).keep_float);
+                 quill_backend_op_quant(r->b, op).keep_float) ||
+                float_between(r, op);
     if (quill_op_has_flag(op, QUILL_OPF_CONSTANT) ||
         quill_op_has_flag(op, QUILL_OPF_QUANT) || !kept ||
         quill_op_attr(op, "keep_float"))

@@ -158,6 +158,15 @@ static quill_status classify_bias(quill_quant_report *r, report_entry *e) {
   return QUILL_OK;
 }
 
+/* {keep_float = true} on op: the ONNX importer's mark on the ops of an
+ * unrolled recurrent node (backend rnn_float), or insert-observers' on the
+ * ops it kept float. */
+static bool marked_float(const quill_op *op) {
+  const quill_attr *a = quill_op_attr(op, "keep_float");
+  return a && quill_attr_kind_of(a) == QUILL_ATTR_BOOL &&
+         quill_attr_bool_value(a);
+}
+
 /* Kept float by one of the config's overrides (insert-observers' rule). */
 static bool kept_by_config(const quill_quant_report *r, const quill_op *op) {
   return quill_backend_quantizes(r->b, quill_op_opcode(op)) &&
@@ -184,12 +193,16 @@ static const char *override_reason(const quill_quant_report *r,
 }
 
 static const char *float_reason(const quill_quant_report *r,
-                                const quill_op *fop) {
+                                const quill_op *fop, const quill_op *qop) {
   quill_opcode opc = quill_op_opcode(fop);
   if (kept_by_user(r, fop))
     return "keep-float by user";
   if (kept_by_config(r, fop))
     return override_reason(r, fop);
+  if (marked_float(fop))
+    return "part of a recurrent node (rnn_float in config)";
+  if (marked_float(qop) && quill_backend_shares_params(r->b, opc))
+    return "shares params, between float ops (no quantized reader)";
   if (quill_backend_keeps_float(r->b, opc))
     return "float_ops in config";
   if (!quill_backend_quantizes(r->b, opc))
@@ -224,7 +237,7 @@ static bool is_quantized(const quill_quant_report *r, const quill_op *fop,
                        : NULL;
   return quill_backend_quantizes(r->b, quill_op_opcode(fop)) && e &&
          quill_type_is_float(e) && !kept_by_user(r, fop) &&
-         !kept_by_config(r, fop);
+         !kept_by_config(r, fop) && !marked_float(fop) && !marked_float(qop);
 }
 
 quill_status quill_report_classify_op(quill_quant_report *r, report_entry *e) {
@@ -240,7 +253,7 @@ quill_status quill_report_classify_op(quill_quant_report *r, report_entry *e) {
   e->track = qop;
   if (!is_quantized(r, fop, qop)) {
     e->row.status = QUILL_REPORT_FLOAT;
-    e->row.reason = float_reason(r, fop);
+    e->row.reason = float_reason(r, fop, qop);
     return QUILL_OK;
   }
   e->row.status = QUILL_REPORT_QUANTIZED;

@@ -62,6 +62,10 @@ typedef struct quill_onnx_options {
    * GRU and LSTM node is unrolled into gemm, slice, sigmoid, tanh, mul and
    * add, which every target and the quantizer take. */
   bool rnn_ops;
+  /* Give every op of an unrolled RNN, GRU or LSTM node but its gemms
+   * {keep_float = true}, so that quantization leaves its gates and states
+   * float (a backend's `rnn_float`: quill_backend_rnn_float()). */
+  bool rnn_float;
 } quill_onnx_options;
 
 /* Import the model in file `path`. opts may be NULL. Returns a new module

@@ -39,6 +39,12 @@
  * reshaped, Y_h its last step), for the TFLite target's
  * UNIDIRECTIONAL_SEQUENCE_LSTM; any other node is unrolled as above.
  *
+ * With quill_onnx_options.rnn_float (a backend's `rnn_float`, x86-vnni's:
+ * the gates, the cell state and h stay float, nearer what onnxruntime's
+ * quantize_static does, which leaves the node float), every op of an
+ * unrolled node but its gemms carries {keep_float = true}, which
+ * insert-observers honours; the gemms stay integer (see mark()).
+ *
  * Not supported, each with an error naming the node: sequence_lens other
  * than the full length for every batch entry, `clip`, LSTM's
  * `input_forget`, activations other than Sigmoid, Tanh, Relu, HardSigmoid
@@ -74,9 +80,28 @@ typedef struct rnn {
   quill_type *elem;
   quill_value *h0, *c0; /* initial_h, initial_c as [dirs, batch, hid] */
   rnn_act act[2][3];    /* per direction: f, g, h */
+  bool keep_float;      /* quill_onnx_options.rnn_float: mark the ops */
 } rnn;
 
 /* ---- emission helpers --------------------------------------------------- */
+
+/* With r->keep_float, give *out's producer {keep_float = true} if it is an
+ * op of this node (not a folded constant, not an operand passed through)
+ * and not a gemm: the gemms stay integer, as a float gemm compiled by the
+ * LLVM target sums in another order than the interpreter's (the integer
+ * model must compile bit-exact), while its float elementwise ops give the
+ * interpreter's bits. */
+static quill_status mark(rnn *r, quill_status st, quill_value **out) {
+  if (st || !r->keep_float)
+    return st;
+  quill_op *op = quill_value_def(*out);
+  if (!op || quill_op_has_flag(op, QUILL_OPF_CONSTANT) ||
+      quill_op_opcode(op) == QUILL_OP_GEMM || !quill_op_loc(op).name ||
+      !r->n.loc.name || strcmp(quill_op_loc(op).name, r->n.loc.name) != 0 ||
+      quill_op_attr(op, "keep_float"))
+    return QUILL_OK;
+  return quill_op_set_attr(op, "keep_float", quill_attr_bool(r->im->ctx, true));
+}
 
 static quill_status emit(rnn *r, quill_opcode opc, unsigned nops,
                          quill_value *const *ops, unsigned rank,
@@ -84,16 +109,18 @@ static quill_status emit(rnn *r, quill_opcode opc, unsigned nops,
                          const quill_named_attr *attrs, quill_value **out) {
   quill_shape s;
   quill_shape_set(&s, rank, dims);
-  return onnx_emit1(r->im, &r->n, opc, nops, ops,
-                    onnx_type(r->im, &s, r->elem), nattrs, attrs, out);
+  return mark(r, onnx_emit1(r->im, &r->n, opc, nops, ops,
+                            onnx_type(r->im, &s, r->elem), nattrs, attrs, out),
+              out);
 }
 
 /* a op b, with a's type (b broadcasts to it). */
 static quill_status binary(rnn *r, quill_opcode opc, quill_value *a,
                            quill_value *b, quill_value **out) {
   quill_value *ops[2] = {a, b};
-  return onnx_emit1(r->im, &r->n, opc, 2, ops, quill_value_type(a), 0, NULL,
-                    out);
+  return mark(r, onnx_emit1(r->im, &r->n, opc, 2, ops, quill_value_type(a), 0,
+                            NULL, out),
+              out);
 }
 
 /* x [rows, k] times w^T (w [cols, k]), plus an optional bias [cols]. */
@@ -132,7 +159,7 @@ static quill_status reshape(rnn *r, quill_value *x, unsigned rank,
                             const int64_t *dims, quill_value **out) {
   quill_shape s;
   quill_shape_set(&s, rank, dims);
-  return onnx_reshape_value(r->im, &r->n, x, &s, out);
+  return mark(r, onnx_reshape_value(r->im, &r->n, x, &s, out), out);
 }
 
 /* x cut along `axis` into `parts` equal pieces, one slice each: the
@@ -186,8 +213,9 @@ static quill_status activate(rnn *r, const rnn_act *a, quill_value *x,
     attrs[na++] = onnx_nattr_float(r->im, "alpha", a->alpha);
   if (a->opc == QUILL_OP_HARD_SIGMOID)
     attrs[na++] = onnx_nattr_float(r->im, "beta", a->beta);
-  return onnx_emit1(r->im, &r->n, a->opc, 1, &x, quill_value_type(x), na,
-                    attrs, out);
+  return mark(r, onnx_emit1(r->im, &r->n, a->opc, 1, &x, quill_value_type(x),
+                            na, attrs, out),
+              out);
 }
 
 /* v[d] of a [dirs, ...] tensor, without the direction axis. */
@@ -668,6 +696,7 @@ quill_status onnx_import_rnn(onnx_importer *im, const onnx_node *n) {
     return (layout && transpose(&r, x, 3, swap01, &x))
                ? QUILL_ERR_INVALID
                : import_lstm_op(&r, x);
+  r.keep_float = im->opts && im->opts->rnn_float;
   r.h0 = onnx_opt_input(n, 5);
   r.c0 = r.kind == RNN_LSTM ? onnx_opt_input(n, 6) : NULL;
   if ((layout && transpose(&r, x, 3, swap01, &x)) ||

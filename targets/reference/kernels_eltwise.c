@@ -18,6 +18,13 @@
  * reports that before evaluation). Integer division by zero, and zero to a
  * negative integer power, are reported as errors at the op, never trapped.
  * Binary kernels walk the output with quill_ref_bcast (numpy broadcasting).
+ *
+ * Plain f32 tensors (every operand and the result) take a direct path: the
+ * same float function on floats loaded and stored as such, the result
+ * identical to the generic path's (an f32 widened to double and narrowed
+ * back is itself). Calibration runs every sample through these kernels:
+ * through the per-element accessors, the binary and unary ops of PP-OCRv4
+ * rec took about 60% of its calibrate's CPU time.
  */
 #include <math.h>
 #include <string.h>
@@ -34,6 +41,21 @@ static domain domain_of(const quill_tensor *t) {
     return DOM_F32;
   default: return DOM_INT;
   }
+}
+
+/* A tensor of plain f32 elements (not quantized, not f16/bf16). */
+static bool plain_f32(const quill_tensor *t) {
+  return quill_type_kind_of(quill_type_elem(t->type)) == QUILL_TYPE_F32;
+}
+
+static float load_f32(const quill_tensor *t, size_t i) {
+  float v;
+  memcpy(&v, (const char *)t->data + i * sizeof v, sizeof v);
+  return v;
+}
+
+static void store_f32(quill_tensor *t, size_t i, float v) {
+  memcpy((char *)t->data + i * sizeof v, &v, sizeof v);
 }
 
 static quill_status shape_error(quill_context *ctx, const quill_op *op) {
@@ -173,6 +195,11 @@ QUILL_REF_KERNEL(quill_ref_kernel_unary) {
     p.tanh_approx = len == 4 && memcmp(s, "tanh", 4) == 0;
   }
   domain dom = domain_of(y);
+  if (plain_f32(x) && plain_f32(y)) {
+    for (size_t i = 0; i < n; i++)
+      store_f32(y, i, d->f32(load_f32(x, i), &p));
+    return QUILL_OK;
+  }
   for (size_t i = 0; i < n; i++) {
     if (dom == DOM_F32)
       quill_tensor_set_f64(y, i, d->f32((float)quill_tensor_get_f64(x, i), &p));
@@ -367,6 +394,21 @@ QUILL_REF_KERNEL(quill_ref_kernel_binary) {
     return shape_error(ctx, op);
   domain dom = domain_of(y);
   bool u = !quill_type_is_signed(quill_type_elem(y->type));
+  if (plain_f32(a) && plain_f32(b) && plain_f32(y)) {
+    /* an operand of the result's size is laid out as the result (it
+     * broadcasts to it without repeating); one of one element repeats */
+    size_t na = quill_tensor_num_elements(a), nb = quill_tensor_num_elements(b);
+    if ((na == it.count || na == 1) && (nb == it.count || nb == 1)) {
+      size_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
+      for (size_t i = 0; i < it.count; i++)
+        store_f32(y, i, d->f32(load_f32(a, i * sa), load_f32(b, i * sb)));
+      return QUILL_OK;
+    }
+    for (size_t i = 0; i < it.count; i++, quill_ref_bcast_next(&it))
+      store_f32(y, i, d->f32(load_f32(a, it.offset[0]),
+                             load_f32(b, it.offset[1])));
+    return QUILL_OK;
+  }
   for (size_t i = 0; i < it.count; i++, quill_ref_bcast_next(&it)) {
     size_t ia = it.offset[0], ib = it.offset[1];
     if (dom == DOM_F32) {

@@ -304,7 +304,7 @@ static int translate_main(int argc, char **argv) {
       goto done;
   }
   quill_onnx_options opts = {shapes, nshapes, base_dir, bindings, nconsts,
-                             rnn_ops};
+                             rnn_ops, false};
   m = model ? quill_onnx_import_file(ctx, model, &opts) : load_qir(ctx, qir);
   rc = m ? 0 : 1;
   if (m && export_path) {

@@ -300,7 +300,15 @@ static int compile(compile_args *a) {
   oo.input_shapes = a->shapes;
   oo.num_input_shapes = a->nshapes;
   quill_module *m = NULL;
-  if (st == QUILL_OK && !quill_tool_load_plugins(ctx, a->plugins, a->nplugins))
+  if (st == QUILL_OK && quill_tool_load_plugins(ctx, a->plugins, a->nplugins))
+    st = QUILL_ERR_INVALID;
+  if (st == QUILL_OK && a->backend) {
+    /* imported as quill quantize imports for the backend */
+    const quill_backend *qb = quill_backend_get(ctx, a->backend);
+    st = qb ? QUILL_OK : QUILL_ERR_INVALID;
+    oo.rnn_float = quill_backend_rnn_float(qb);
+  }
+  if (st == QUILL_OK)
     m = quill_tool_load_model(ctx, a->model, &oo);
   quill_graph *g = m ? quill_tool_entry_graph(ctx, m, a->model, a->entry)
                      : NULL;
@@ -319,9 +327,7 @@ static int compile(compile_args *a) {
     qo.equalize = a->equalize;
     qo.bias_correction = a->bias_correction;
     quill_calib_dataset *ds = NULL;
-    if (!quill_backend_get(ctx, a->backend))
-      st = QUILL_ERR_INVALID;
-    if (st == QUILL_OK && !qo.calib_path) {
+    if (!qo.calib_path) {
       ds = quill_calib_dataset_create(ctx, g);
       st = ds ? QUILL_OK : QUILL_ERR_INVALID;
       if (st == QUILL_OK) {

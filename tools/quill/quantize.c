@@ -429,6 +429,8 @@ static int run(const quantize_args *a) {
       opts.num_input_shapes = a->nshapes;
       /* LSTMs whole where fuse-qdq makes TFLite's integer LSTM of them */
       opts.rnn_ops = quill_backend_makes_qlstm(quill_backend_get(ctx, qo.backend));
+      /* unrolled recurrent nodes float where the backend keeps them so */
+      opts.rnn_float = quill_backend_rnn_float(quill_backend_get(ctx, qo.backend));
       m = quill_tool_load_model(ctx, a->model, &opts);
       if (!m)
         st = QUILL_ERR_INVALID;

@@ -284,6 +284,7 @@ static int run(const report_args *a) {
     memset(&opts, 0, sizeof opts);
     opts.input_shapes = a->shapes;
     opts.num_input_shapes = a->nshapes;
+    opts.rnn_float = quill_backend_rnn_float(quill_backend_get(ctx, a->backend));
     m = quill_tool_load_model(ctx, a->model, &opts);
     if (!m)
       st = QUILL_ERR_INVALID;
