@@ -65,6 +65,11 @@ quill_status cg_conv_portable(cg *c, const quill_op *op, const cg_conv_geom *g,
  * form: geometry, logical NCHW views of x and y, the centered constant
  * weights wc[m][c][i][j] (= w - zp_w[m], int32), the constant bias (or
  * NULL), x's zero point and the requantization. */
+/* ceil(a / b) for a >= 0, b > 0. */
+static inline int64_t cg_ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 typedef struct cg_dot_args {
   cg_conv_geom g;
   cg_view x, y;

@@ -88,8 +88,6 @@ typedef struct amx_plan {
 
 enum { X_PANEL, X_PLANAR, X_NHWC }; /* where the stacked panel comes from */
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /* Rows of pixel tile ai of a block (split: the second has the rest). */
 static int64_t tile_rows(const amx_plan *p, unsigned ai) {
   return p->split && ai == 1 ? p->vcount - p->TR : p->TR;
@@ -121,7 +119,7 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
    * tap the VNNI kernel keeps them, as before */
   int64_t kt = k_chunk(g->Cg);
   if (g->G == 1 && g->dw == 1 && g->KW > 1 && kt >= 16 && kt < 64 &&
-      ceil_div(rowb, 64) < g->KW * (g->Cg / kt))
+      cg_ceil_div(rowb, 64) < g->KW * (g->Cg / kt))
     p->rowwin = true;
   /* few bytes a window row (the stem: 7 taps x 3 channels = 21): R rows
    * of the window stacked in one K chunk (63 of 64 bytes, 3 tdpbusd steps
@@ -131,16 +129,16 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
   int64_t rmax = 64 / rowb < 8 ? 64 / rowb : 8; /* stack_emit's arrays */
   if (p->rowwin && g->Cg < 4 && g->dh == 1 && g->KH > 1 && rmax > 1 &&
       (g->OW - 1) * g->sw + g->KW >= 16) { /* stack_emit's 16 columns */
-    int64_t ng = ceil_div(g->KH, rmax);
-    p->R = ceil_div(g->KH, ng);
+    int64_t ng = cg_ceil_div(g->KH, rmax);
+    p->R = cg_ceil_div(g->KH, ng);
     rowb *= p->R;
   }
-  p->KHk = ceil_div(g->KH, p->R);
+  p->KHk = cg_ceil_div(g->KH, p->R);
   p->Kc = !p->rowwin ? kt : rowb > 64 ? 64 : (rowb + 3) / 4 * 4;
   /* small K chunks waste the tile unit: below 16 the VNNI kernel wins */
   if (p->Kc < 16 || g->Mg < 8)
     return false;
-  p->nkc = p->rowwin ? ceil_div(rowb, p->Kc) : g->Cg / p->Kc;
+  p->nkc = p->rowwin ? cg_ceil_div(rowb, p->Kc) : g->Cg / p->Kc;
   p->KWk = p->rowwin ? 1 : g->KW;
   p->nsteps = p->KHk * p->KWk * p->nkc;
   p->flat = g->sw == 1 && g->sh == 1;
@@ -152,7 +150,7 @@ static bool plan(const cg_dot_args *a, amx_plan *p) {
   }
   p->NB = g->Mg > 16 ? 2 : 1;
   p->TWB = 16 * (int64_t)p->NB;
-  p->ntiles = ceil_div(g->Mg, p->TWB);
+  p->ntiles = cg_ceil_div(g->Mg, p->TWB);
   return true;
 }
 
@@ -171,11 +169,11 @@ static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
   if (p->split)
     p->NA = 2;
   p->PB = p->split ? p->vcount : p->TR * (int64_t)p->NA;
-  p->nblk = ceil_div(p->vcount, p->PB);
+  p->nblk = cg_ceil_div(p->vcount, p->PB);
   int64_t blocks = p->nvrows * p->nblk;
-  int64_t per = ceil_div(blocks, 8);
+  int64_t per = cg_ceil_div(blocks, 8);
   p->chunk = per;
-  p->nchunks = ceil_div(blocks, per);
+  p->nchunks = cg_ceil_div(blocks, per);
   return true;
 }
 
@@ -579,7 +577,7 @@ static void stack_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
   LLVMTypeRef vt = LLVMVectorType(c->t_i8, (unsigned)n16);
   LLVMValueRef m[64], sel[64];
   /* one K step (a 3x3 stem): the tiles read rows oh * sh only */
-  int64_t rstep = p->KHk == 1 ? g->sh : 1, nr = ceil_div(d->Hp, rstep);
+  int64_t rstep = p->KHk == 1 ? g->sh : 1, nr = cg_ceil_div(d->Hp, rstep);
   cg_stage_begin(c, "stack", g->N * nr);
   LLVMValueRef sb = p->fromx ? cg_view_base(c, x) : cg_slot_ptr(c, s->slot);
   LLVMValueRef db = cg_slot_ptr(c, d->slot);
@@ -601,7 +599,7 @@ static void stack_emit(cg *c, const cg_conv_geom *g, const cg_view *x,
   LLVMValueRef drow = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, n, cg_i64c(c, d->s_n), ""),
       LLVMBuildMul(c->b, r, cg_i64c(c, d->s_row), ""), "");
-  cg_for(c, &lw, 0, ceil_div(d->Wp, 16), 1);
+  cg_for(c, &lw, 0, cg_ceil_div(d->Wp, 16), 1);
   /* the last step overlaps the one before (Wp >= 16: plan) */
   LLVMValueRef w0 = cg_min_s(c, LLVMBuildMul(c->b, lw.i, cg_i64c(c, 16), ""),
                              cg_i64c(c, d->Wp - 16));

@@ -26,8 +26,6 @@
 
 #include "targets/llvm/conv.h"
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 static unsigned lanes_for(const cg_target *t) {
   if (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || t->isa == QUILL_LLVM_ISA_AMX ||
       (t->avx512f && t->avx512bw))
@@ -83,7 +81,7 @@ bool cg_dw_applies(cg *c, const cg_dot_args *a) {
 quill_status cg_dw_emit(cg *c, const cg_dot_args *a) {
   const cg_conv_geom *g = &a->g;
   unsigned VL = lanes_for(c->tgt);
-  int64_t C = g->C, Cp = ceil_div(C, VL) * VL, taps = g->KH * g->KW;
+  int64_t C = g->C, Cp = cg_ceil_div(C, VL) * VL, taps = g->KH * g->KW;
   /* the panel as one group of C channels */
   cg_conv_geom pg = *g;
   pg.G = 1;

@@ -40,8 +40,6 @@
 
 enum { SLOT = 16, NSLOT = 4, MAXB = 24 };
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /* The u8-domain zero point of x (panel.c). */
 static int64_t zpu_of(const cg_dot_args *a) {
   return a->zpx + (quill_type_is_signed(cg_storage(a->x.elem)) ? 128 : 0);
@@ -77,7 +75,7 @@ bool cg_dw4_applies(cg *c, const cg_dot_args *a) {
                                                      ? -128 : 0) ||
       rq->hi > (quill_type_is_signed(ys) ? 127 : 255))
     return false;
-  int64_t ng = ceil_div(g->C, SLOT);
+  int64_t ng = cg_ceil_div(g->C, SLOT);
   if (g->KH > 16 || (g->KW - 1) * g->dw + 1 > 64)
     return false;
   if (ng % 4 && ng * strips_of(ng) / 4 > MAXB)
@@ -373,11 +371,11 @@ quill_status cg_dw4_emit(cg *c, const cg_dot_args *a) {
   memset(&d, 0, sizeof d);
   d.a = a;
   d.C = g->C;
-  d.NG = ceil_div(g->C, SLOT);
+  d.NG = cg_ceil_div(g->C, SLOT);
   d.whole = d.NG % 4 == 0 && g->C % SLOT == 0;
   d.S = d.whole ? 1 : strips_of(d.NG);
-  d.L = ceil_div(g->OW, d.S);
-  d.RG = ceil_div(g->KH, 4);
+  d.L = cg_ceil_div(g->OW, d.S);
+  d.RG = cg_ceil_div(g->KH, 4);
   d.NB = d.NG * d.S / NSLOT;
   d.span = (g->KW - 1) * g->dw + 1;
   d.b64 = LLVMVectorType(c->t_i8, 64);
