@@ -65,247 +65,15 @@
 
 #include "backends/backend.h"
 #include "passes/calib_data.h"
-#include "passes/observers.h"
+#include "passes/calibrate_impl.h"
 #include "passes/pass.h"
 
-typedef struct fq_info {
-  quill_op *op;
-  quill_quant_scheme scheme;
-  int64_t axis;          /* -1: per tensor */
-  size_t channels, inner;
-  quill_observer *obs;   /* NULL for fixed params */
-  bool fixed;
-  double fixed_scale;
-  int64_t fixed_zp;
-  bool from_data;        /* observed in the runs */
-  const quill_op *watch; /* the op whose result is observed (op, or the
-                            max pool reading it alone) */
-  bool has_union;        /* a concat's result: the union of its inputs' */
-  double ulo, uhi;       /* ranges instead of its observer's */
-} fq_info;
-
-/* Values seen in the first run by observers that need a histogram, kept
- * (up to histogram-cache-mb MiB in all, default 256) so the histograms can
- * be filled without running the samples again. */
-#define CACHE_MB_DEFAULT 256
-
-typedef struct cached {
-  size_t fq; /* index into calib.fq */
-  quill_tensor t;
-} cached;
-
-typedef struct calib {
-  quill_pass_state *ps;
-  quill_context *ctx;
-  cached *cache;
-  size_t ncache, cache_cap, cache_bytes;
-  size_t cache_budget;  /* bytes */
-  bool cache_ok;        /* every histogram value so far is in the cache */
-  fq_info *fq;
-  size_t nfq, cap;
-  int32_t *index_of_id; /* entry graph: op id -> fq index, or -1 */
-  uint32_t num_ids;
-  unsigned pass;        /* 1: ranges, 2: histograms */
-  const quill_calib_dataset *ds;
-  size_t sample;        /* the sample being run */
-  uint64_t degenerate;
-  quill_calib_lstm *lstm; /* the lstms' cell states (observers.h) */
-} calib;
-
 /* ---- naming ------------------------------------------------------------------- */
-
-/* A name for the value a fake_quant observes (for messages). */
-static const char *fq_subject(const quill_op *fq) {
-  const quill_value *v = quill_op_operand(fq, 0);
-  if (quill_value_name(v))
-    return quill_value_name(v);
-  if (quill_op_loc(fq).name)
-    return quill_op_loc(fq).name;
-  quill_op *d = quill_value_def(v);
-  return d ? quill_op_name(d) : "<argument>";
-}
 
 static const char *op_subject(const quill_op *op) {
   if (quill_op_num_results(op) && quill_value_name(quill_op_result(op, 0)))
     return quill_value_name(quill_op_result(op, 0));
   return quill_op_loc(op).name ? quill_op_loc(op).name : "";
-}
-
-/* ---- the scheme of a fake_quant ------------------------------------------------- */
-
-static bool attr_is(const quill_attr *a, quill_attr_kind k) {
-  return a && quill_attr_kind_of(a) == k;
-}
-
-/* Read the scheme attributes (defaults: i8, its full range, asymmetric,
- * per tensor, minmax). */
-static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
-  quill_context *ctx = c->ctx;
-  quill_quant_scheme *s = &f->scheme;
-  memset(s, 0, sizeof *s);
-  const quill_attr *a = quill_op_attr(op, "dtype");
-  quill_type *storage = attr_is(a, QUILL_ATTR_TYPE) ? quill_attr_type_value(a)
-                                                    : NULL;
-  if (a && (!storage || !quill_type_is_integer(storage) ||
-            quill_type_bit_width(storage) > 16))
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s': attribute 'dtype' must "
-                       "be an integer type of at most 16 bits",
-                       fq_subject(op));
-  if (!storage)
-    storage = quill_type_scalar(ctx, QUILL_TYPE_I8);
-  s->storage = quill_type_kind_of(storage);
-  s->bits = (int)quill_type_bit_width(storage);
-  s->qmin = quill_op_attr_int(op, "qmin", quill_type_int_min(storage));
-  s->qmax = quill_op_attr_int(op, "qmax", quill_type_int_max(storage));
-  const quill_attr *sym = quill_op_attr(op, "symmetric");
-  const quill_attr *p2 = quill_op_attr(op, "power_of_two");
-  s->symmetric = attr_is(sym, QUILL_ATTR_BOOL) && quill_attr_bool_value(sym);
-  s->power_of_two = attr_is(p2, QUILL_ATTR_BOOL) && quill_attr_bool_value(p2);
-  if (s->qmin < quill_type_int_min(storage) ||
-      s->qmax > quill_type_int_max(storage) || s->qmin >= s->qmax ||
-      (s->symmetric && (s->qmin >= 0 || s->qmax <= 0)))
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s': range [%lld, %lld] "
-                       "does not fit its dtype%s",
-                       fq_subject(op), (long long)s->qmin, (long long)s->qmax,
-                       s->symmetric ? " symmetrically" : "");
-  const quill_attr *ob = quill_op_attr(op, "observer");
-  const char *oname = attr_is(ob, QUILL_ATTR_STRING)
-                          ? quill_attr_string_value(ob, NULL)
-                          : "minmax";
-  if (!quill_observer_parse(oname, &s->observer.kind))
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s': unknown observer '%s' "
-                       "(minmax, ema_minmax, percentile, kl, mse)",
-                       fq_subject(op), oname);
-  s->observer.momentum = quill_op_attr_float(op, "momentum", 0.9);
-  s->observer.percentile = quill_op_attr_float(op, "percentile", 99.99);
-  s->observer.bins = quill_op_attr_int(op, "bins", 2048);
-  if (!(s->observer.momentum > 0.0 && s->observer.momentum < 1.0) ||
-      !(s->observer.percentile > 0.0 && s->observer.percentile <= 100.0) ||
-      s->observer.bins < 16 || s->observer.bins > (INT64_C(1) << 20))
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s': observer parameter out "
-                       "of range (momentum in (0, 1), percentile in (0, 100], "
-                       "bins in [16, 2^20])",
-                       fq_subject(op));
-  f->axis = quill_op_attr_int(op, "axis", -1);
-  quill_type *t = quill_value_type(quill_op_operand(op, 0));
-  unsigned rank = quill_type_rank(t);
-  if (f->axis < -1 || f->axis >= (int64_t)rank)
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s': axis %lld is out of "
-                       "range for rank %u",
-                       fq_subject(op), (long long)f->axis, rank);
-  if (!quill_type_has_static_shape(t))
-    return quill_error(ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s' has a dynamic shape",
-                       fq_subject(op));
-  f->channels = 1;
-  f->inner = (size_t)quill_type_num_elements(t);
-  if (f->axis >= 0) {
-    f->channels = (size_t)quill_type_dim(t, (unsigned)f->axis);
-    f->inner = 1;
-    for (unsigned d = (unsigned)f->axis + 1; d < rank; d++)
-      f->inner *= (size_t)quill_type_dim(t, d);
-    if (f->channels == 0)
-      return quill_error(ctx, quill_op_loc(op),
-                         "calibrate: fake_quant of '%s': axis %lld is empty",
-                         fq_subject(op), (long long)f->axis);
-  }
-  const quill_attr *fs = quill_op_attr(op, "fixed_scale");
-  if (fs) {
-    f->fixed = true;
-    f->fixed_scale = quill_op_attr_float(op, "fixed_scale", 0.0);
-    f->fixed_zp = quill_op_attr_int(op, "fixed_zero_point", 0);
-    if (!(f->fixed_scale > 0.0) || !isfinite(f->fixed_scale) ||
-        f->fixed_zp < s->qmin || f->fixed_zp > s->qmax)
-      return quill_error(ctx, quill_op_loc(op),
-                         "calibrate: fake_quant of '%s': fixed params need a "
-                         "positive scale and a zero point in [%lld, %lld]",
-                         fq_subject(op), (long long)s->qmin,
-                         (long long)s->qmax);
-  }
-  return QUILL_OK;
-}
-
-/* ---- collecting ------------------------------------------------------------------- */
-
-static quill_status add_fq(calib *c, quill_op *op, bool entry) {
-  if (c->nfq == c->cap) {
-    size_t ncap = c->cap ? c->cap * 2 : 32;
-    fq_info *p = quill_realloc(c->ctx, c->fq, c->cap * sizeof *p,
-                               ncap * sizeof *p);
-    if (!p)
-      return QUILL_ERR_NOMEM;
-    c->fq = p;
-    c->cap = ncap;
-  }
-  fq_info *f = &c->fq[c->nfq];
-  memset(f, 0, sizeof *f);
-  f->op = op;
-  quill_status st = read_scheme(c, op, f);
-  if (st)
-    return st;
-  /* drop an old calibration: the runs must see float values */
-  if (quill_op_set_attr(op, "quant", NULL))
-    return QUILL_ERR_NOMEM;
-  if (!f->fixed) {
-    f->obs = quill_observer_create(c->ctx, &f->scheme, f->channels);
-    if (!f->obs)
-      return QUILL_ERR_NOMEM;
-  }
-  f->from_data = !f->fixed && !quill_value_constant(quill_op_operand(op, 0));
-  f->watch = op;
-  quill_value *y = quill_op_result(op, 0);
-  quill_use *u = quill_value_first_use(y);
-  quill_op *pool = u && quill_value_num_uses(y) == 1 ? quill_use_user(u) : NULL;
-  quill_status ost = QUILL_OK;
-  bool pooled = quill_pass_option_int(c->ps, "pooled", 1, &ost) != 0;
-  if (ost)
-    return ost;
-  if (pooled && f->from_data && f->axis < 0 && pool &&
-      (quill_op_opcode(pool) == QUILL_OP_MAXPOOL ||
-       quill_op_opcode(pool) == QUILL_OP_GLOBAL_MAXPOOL) &&
-      quill_op_num_results(pool) == 1 &&
-      quill_type_has_static_shape(quill_value_type(quill_op_result(pool, 0)))) {
-    f->watch = pool;
-    f->inner = (size_t)quill_type_num_elements(
-        quill_value_type(quill_op_result(pool, 0)));
-  }
-  c->nfq++; /* owns f->obs from here */
-  if (f->from_data && !entry)
-    return quill_error(c->ctx, quill_op_loc(op),
-                       "calibrate: fake_quant of '%s' is in function '%s', "
-                       "but calibration data runs only the entry function "
-                       "'%s'",
-                       fq_subject(op), quill_graph_name(quill_op_graph(op)),
-                       quill_graph_name(quill_module_graph(
-                           quill_graph_module(quill_op_graph(op)), 0)));
-  return QUILL_OK;
-}
-
-/* Observe a constant operand directly (both passes on the one tensor). */
-static quill_status observe_constant(calib *c, fq_info *f) {
-  quill_tensor t =
-      quill_tensor_from_attr(quill_value_constant(quill_op_operand(f->op, 0)));
-  size_t n = quill_tensor_num_elements(&t);
-  bool f32 = quill_tensor_elem_kind(&t) == QUILL_TYPE_F32;
-  for (size_t i = 0; i < n; i++) {
-    double v = f32 ? (double)((const float *)t.data)[i]
-                   : quill_tensor_get_f64(&t, i);
-    if (!isfinite(v))
-      return quill_error(c->ctx, quill_op_loc(f->op),
-                         "calibrate: the constant observed by the fake_quant "
-                         "of '%s' holds NaN or Inf (element %zu)",
-                         fq_subject(f->op), i);
-  }
-  quill_observer_add_range(f->obs, &t, f->inner);
-  quill_status st = quill_observer_start_histogram(f->obs);
-  if (!st)
-    quill_observer_add_histogram(f->obs, &t, f->inner);
-  return st;
 }
 
 /* ---- the runs ---------------------------------------------------------------------- */
@@ -503,7 +271,7 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
                      "calibrate: no calibration data for the fake_quant of "
                      "'%s' (give data=PATH, or a dataset as the pass input "
                      "'calibration-data')",
-                     fq_subject(c->fq[first].op));
+                     quill_calib_fq_subject(c->fq[first].op));
   size_t n = c->ds ? quill_calib_dataset_size(c->ds) : 0;
   if (!st && max > 0 && (size_t)max < n)
     n = (size_t)max;
@@ -608,7 +376,7 @@ static quill_status set_result(calib *c, fq_info *f) {
         st = quill_error(ctx, quill_op_loc(f->op),
                          "calibrate: fake_quant of '%s': the range [%g, %g] "
                          "has no representable scale",
-                         fq_subject(f->op), lo[k], hi[k]);
+                         quill_calib_fq_subject(f->op), lo[k], hi[k]);
     }
     degenerate |= deg;
     if (deg && !f->fixed && (lo[k] != 0.0 || hi[k] != 0.0)) {
@@ -629,14 +397,14 @@ static quill_status set_result(calib *c, fq_info *f) {
                     "calibrate: the fake_quant of '%s' saw only values too "
                     "small for a float32 scale (|x| <= %g)%s: using scale "
                     "1.0, they quantize to 0",
-                    fq_subject(f->op), tiny_amax,
+                    quill_calib_fq_subject(f->op), tiny_amax,
                     n > 1 ? " in some channel" : "");
     c->degenerate++;
   } else if (!st && degenerate) {
     quill_diag_emit(ctx, quill_op_loc(f->op), QUILL_DIAG_WARNING,
                     "calibrate: the fake_quant of '%s' saw only zeros%s: "
                     "using scale 1.0",
-                    fq_subject(f->op), n > 1 ? " in some channel" : "");
+                    quill_calib_fq_subject(f->op), n > 1 ? " in some channel" : "");
     c->degenerate++;
   }
   quill_type *storage = quill_type_scalar(ctx, f->scheme.storage);
@@ -654,7 +422,7 @@ static quill_status set_result(calib *c, fq_info *f) {
                                                f->scheme.qmin, f->scheme.qmax);
       st = why ? quill_error(ctx, quill_op_loc(f->op),
                              "calibrate: fake_quant of '%s': %s",
-                             fq_subject(f->op), why)
+                             quill_calib_fq_subject(f->op), why)
                : QUILL_ERR_NOMEM;
     }
   }
@@ -671,7 +439,7 @@ static quill_status set_result(calib *c, fq_info *f) {
   }
   if (!st)
     quill_pass_debug(c->ps, "'%s': [%g, %g] -> scale %g, zero point %lld%s",
-                     fq_subject(f->op), lo[0], hi[0], sc[0], (long long)zp[0],
+                     quill_calib_fq_subject(f->op), lo[0], hi[0], sc[0], (long long)zp[0],
                      n > 1 ? " (channel 0)" : "");
   quill_free(ctx, sc, n * sizeof *sc * 3);
   quill_free(ctx, zp, n * sizeof *zp);
@@ -746,7 +514,7 @@ static quill_status share_concat(calib *c) {
       if (quill_op_set_attr(f->op, keys[i], quill_op_attr(g->op, keys[i])))
         return QUILL_ERR_NOMEM;
     quill_pass_debug(c->ps, "'%s': the params of the concat it feeds",
-                     fq_subject(f->op));
+                     quill_calib_fq_subject(f->op));
   }
   return QUILL_OK;
 }
@@ -759,7 +527,7 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   for (unsigned gi = 0; !st && gi < quill_module_num_graphs(m); gi++)
     QUILL_GRAPH_FOREACH(quill_module_graph(m, gi), op) {
       if (quill_op_opcode(op) == QUILL_OP_FAKE_QUANT &&
-          (st = add_fq(&c, op, gi == 0)))
+          (st = quill_calib_add_fq(&c, op, gi == 0)))
         break;
     }
   uint64_t consts = 0, fixed = 0, data = 0;
@@ -770,7 +538,7 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
       fixed++;
     else if (!f->from_data) {
       consts++;
-      st = observe_constant(&c, f);
+      st = quill_calib_observe_constant(&c, f);
     } else if (!data++)
       first_data = k;
   }
