@@ -283,6 +283,16 @@ int64_t quill_qadd_fixed(int64_t da, int64_t db, const quill_qadd_params *p,
   return quill_requant_fixed(sum, p->multiplier[2], p->shift[2], r);
 }
 
+const char *quill_fake_quant_subject(const quill_op *fq) {
+  const quill_value *v = quill_op_operand(fq, 0);
+  if (quill_value_name(v))
+    return quill_value_name(v);
+  if (quill_op_loc(fq).name)
+    return quill_op_loc(fq).name;
+  quill_op *d = quill_value_def(v);
+  return d ? quill_op_name(d) : "<argument>";
+}
+
 quill_type *quill_fake_quant_type(const quill_op *fq) {
   const quill_attr *a = quill_op_attr(fq, "quant");
   if (!a || quill_attr_kind_of(a) != QUILL_ATTR_TYPE)

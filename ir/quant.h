@@ -149,6 +149,10 @@ static inline int64_t quill_clamp_i64(int64_t v, int64_t lo, int64_t hi) {
 /* The calibrated `quant` attribute of a fake_quant op: its quant element
  * type (also when the attribute holds a tensor type of one), or NULL. */
 quill_type *quill_fake_quant_type(const quill_op *fq);
+/* A name for the value a fake_quant observes, for messages: its operand's
+ * name, else the op's location name, else the producer's op name, else
+ * "<argument>". */
+const char *quill_fake_quant_subject(const quill_op *fq);
 
 QUILL_END_DECLS
 

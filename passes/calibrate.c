@@ -271,7 +271,7 @@ static quill_status calibrate_data(calib *c, quill_graph *g, size_t first) {
                      "calibrate: no calibration data for the fake_quant of "
                      "'%s' (give data=PATH, or a dataset as the pass input "
                      "'calibration-data')",
-                     quill_calib_fq_subject(c->fq[first].op));
+                     quill_fake_quant_subject(c->fq[first].op));
   size_t n = c->ds ? quill_calib_dataset_size(c->ds) : 0;
   if (!st && max > 0 && (size_t)max < n)
     n = (size_t)max;
@@ -376,7 +376,7 @@ static quill_status set_result(calib *c, fq_info *f) {
         st = quill_error(ctx, quill_op_loc(f->op),
                          "calibrate: fake_quant of '%s': the range [%g, %g] "
                          "has no representable scale",
-                         quill_calib_fq_subject(f->op), lo[k], hi[k]);
+                         quill_fake_quant_subject(f->op), lo[k], hi[k]);
     }
     degenerate |= deg;
     if (deg && !f->fixed && (lo[k] != 0.0 || hi[k] != 0.0)) {
@@ -397,14 +397,14 @@ static quill_status set_result(calib *c, fq_info *f) {
                     "calibrate: the fake_quant of '%s' saw only values too "
                     "small for a float32 scale (|x| <= %g)%s: using scale "
                     "1.0, they quantize to 0",
-                    quill_calib_fq_subject(f->op), tiny_amax,
+                    quill_fake_quant_subject(f->op), tiny_amax,
                     n > 1 ? " in some channel" : "");
     c->degenerate++;
   } else if (!st && degenerate) {
     quill_diag_emit(ctx, quill_op_loc(f->op), QUILL_DIAG_WARNING,
                     "calibrate: the fake_quant of '%s' saw only zeros%s: "
                     "using scale 1.0",
-                    quill_calib_fq_subject(f->op), n > 1 ? " in some channel" : "");
+                    quill_fake_quant_subject(f->op), n > 1 ? " in some channel" : "");
     c->degenerate++;
   }
   quill_type *storage = quill_type_scalar(ctx, f->scheme.storage);
@@ -422,7 +422,7 @@ static quill_status set_result(calib *c, fq_info *f) {
                                                f->scheme.qmin, f->scheme.qmax);
       st = why ? quill_error(ctx, quill_op_loc(f->op),
                              "calibrate: fake_quant of '%s': %s",
-                             quill_calib_fq_subject(f->op), why)
+                             quill_fake_quant_subject(f->op), why)
                : QUILL_ERR_NOMEM;
     }
   }
@@ -439,7 +439,7 @@ static quill_status set_result(calib *c, fq_info *f) {
   }
   if (!st)
     quill_pass_debug(c->ps, "'%s': [%g, %g] -> scale %g, zero point %lld%s",
-                     quill_calib_fq_subject(f->op), lo[0], hi[0], sc[0], (long long)zp[0],
+                     quill_fake_quant_subject(f->op), lo[0], hi[0], sc[0], (long long)zp[0],
                      n > 1 ? " (channel 0)" : "");
   quill_free(ctx, sc, n * sizeof *sc * 3);
   quill_free(ctx, zp, n * sizeof *zp);
@@ -514,7 +514,7 @@ static quill_status share_concat(calib *c) {
       if (quill_op_set_attr(f->op, keys[i], quill_op_attr(g->op, keys[i])))
         return QUILL_ERR_NOMEM;
     quill_pass_debug(c->ps, "'%s': the params of the concat it feeds",
-                     quill_calib_fq_subject(f->op));
+                     quill_fake_quant_subject(f->op));
   }
   return QUILL_OK;
 }

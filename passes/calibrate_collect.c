@@ -12,16 +12,6 @@
 #include "backends/backend.h"
 #include "passes/calibrate_impl.h"
 
-const char *quill_calib_fq_subject(const quill_op *fq) {
-  const quill_value *v = quill_op_operand(fq, 0);
-  if (quill_value_name(v))
-    return quill_value_name(v);
-  if (quill_op_loc(fq).name)
-    return quill_op_loc(fq).name;
-  quill_op *d = quill_value_def(v);
-  return d ? quill_op_name(d) : "<argument>";
-}
-
 /* ---- the scheme of a fake_quant ------------------------------------------------- */
 
 static bool attr_is(const quill_attr *a, quill_attr_kind k) {
@@ -42,7 +32,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
     return quill_error(ctx, quill_op_loc(op),
                        "calibrate: fake_quant of '%s': attribute 'dtype' must "
                        "be an integer type of at most 16 bits",
-                       quill_calib_fq_subject(op));
+                       quill_fake_quant_subject(op));
   if (!storage)
     storage = quill_type_scalar(ctx, QUILL_TYPE_I8);
   s->storage = quill_type_kind_of(storage);
@@ -59,7 +49,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
     return quill_error(ctx, quill_op_loc(op),
                        "calibrate: fake_quant of '%s': range [%lld, %lld] "
                        "does not fit its dtype%s",
-                       quill_calib_fq_subject(op), (long long)s->qmin, (long long)s->qmax,
+                       quill_fake_quant_subject(op), (long long)s->qmin, (long long)s->qmax,
                        s->symmetric ? " symmetrically" : "");
   const quill_attr *ob = quill_op_attr(op, "observer");
   const char *oname = attr_is(ob, QUILL_ATTR_STRING)
@@ -69,7 +59,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
     return quill_error(ctx, quill_op_loc(op),
                        "calibrate: fake_quant of '%s': unknown observer '%s' "
                        "(minmax, ema_minmax, percentile, kl, mse)",
-                       quill_calib_fq_subject(op), oname);
+                       quill_fake_quant_subject(op), oname);
   s->observer.momentum = quill_op_attr_float(op, "momentum", 0.9);
   s->observer.percentile = quill_op_attr_float(op, "percentile", 99.99);
   s->observer.bins = quill_op_attr_int(op, "bins", 2048);
@@ -80,7 +70,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
                        "calibrate: fake_quant of '%s': observer parameter out "
                        "of range (momentum in (0, 1), percentile in (0, 100], "
                        "bins in [16, 2^20])",
-                       quill_calib_fq_subject(op));
+                       quill_fake_quant_subject(op));
   f->axis = quill_op_attr_int(op, "axis", -1);
   quill_type *t = quill_value_type(quill_op_operand(op, 0));
   unsigned rank = quill_type_rank(t);
@@ -88,11 +78,11 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
     return quill_error(ctx, quill_op_loc(op),
                        "calibrate: fake_quant of '%s': axis %lld is out of "
                        "range for rank %u",
-                       quill_calib_fq_subject(op), (long long)f->axis, rank);
+                       quill_fake_quant_subject(op), (long long)f->axis, rank);
   if (!quill_type_has_static_shape(t))
     return quill_error(ctx, quill_op_loc(op),
                        "calibrate: fake_quant of '%s' has a dynamic shape",
-                       quill_calib_fq_subject(op));
+                       quill_fake_quant_subject(op));
   f->channels = 1;
   f->inner = (size_t)quill_type_num_elements(t);
   if (f->axis >= 0) {
@@ -103,7 +93,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
     if (f->channels == 0)
       return quill_error(ctx, quill_op_loc(op),
                          "calibrate: fake_quant of '%s': axis %lld is empty",
-                         quill_calib_fq_subject(op), (long long)f->axis);
+                         quill_fake_quant_subject(op), (long long)f->axis);
   }
   const quill_attr *fs = quill_op_attr(op, "fixed_scale");
   if (fs) {
@@ -115,7 +105,7 @@ static quill_status read_scheme(calib *c, quill_op *op, fq_info *f) {
       return quill_error(ctx, quill_op_loc(op),
                          "calibrate: fake_quant of '%s': fixed params need a "
                          "positive scale and a zero point in [%lld, %lld]",
-                         quill_calib_fq_subject(op), (long long)s->qmin,
+                         quill_fake_quant_subject(op), (long long)s->qmin,
                          (long long)s->qmax);
   }
   return QUILL_OK;
@@ -171,7 +161,7 @@ quill_status quill_calib_add_fq(calib *c, quill_op *op, bool entry) {
                        "calibrate: fake_quant of '%s' is in function '%s', "
                        "but calibration data runs only the entry function "
                        "'%s'",
-                       quill_calib_fq_subject(op), quill_graph_name(quill_op_graph(op)),
+                       quill_fake_quant_subject(op), quill_graph_name(quill_op_graph(op)),
                        quill_graph_name(quill_module_graph(
                            quill_graph_module(quill_op_graph(op)), 0)));
   return QUILL_OK;
@@ -189,7 +179,7 @@ quill_status quill_calib_observe_constant(calib *c, fq_info *f) {
       return quill_error(c->ctx, quill_op_loc(f->op),
                          "calibrate: the constant observed by the fake_quant "
                          "of '%s' holds NaN or Inf (element %zu)",
-                         quill_calib_fq_subject(f->op), i);
+                         quill_fake_quant_subject(f->op), i);
   }
   quill_observer_add_range(f->obs, &t, f->inner);
   quill_status st = quill_observer_start_histogram(f->obs);

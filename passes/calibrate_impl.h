@@ -55,8 +55,6 @@ typedef struct calib {
   quill_calib_lstm *lstm; /* the lstms' cell states (observers.h) */
 } calib;
 
-/* A name for the value a fake_quant observes (for messages). */
-const char *quill_calib_fq_subject(const quill_op *fq);
 /* Append fq's info (scheme from its attributes, observer, what it
  * watches: itself or the max pool reading it alone); entry: whether fq is
  * in the entry graph, the only one calibration data runs. */

@@ -78,16 +78,6 @@ static bool is_float_tensor(const quill_type *t) {
 }
 
 
-static const char *fq_subject(const quill_op *fq) {
-  const quill_value *v = quill_op_operand(fq, 0);
-  if (quill_value_name(v))
-    return quill_value_name(v);
-  if (quill_op_loc(fq).name)
-    return quill_op_loc(fq).name;
-  quill_op *d = quill_value_def(v);
-  return d ? quill_op_name(d) : "<argument>";
-}
-
 /* The quant element type of v if v = dequantize(...), else NULL. */
 static quill_type *dequantized(const quill_value *v) {
   quill_op *d = quill_value_def(v);
@@ -553,7 +543,7 @@ static quill_status check_calibrated(qrun *r, quill_module *m) {
       st = quill_error(r->ctx, quill_op_loc(op),
                        "quantize: the fake_quant of '%s' is not calibrated "
                        "(no 'quant' type: run calibrate first)",
-                       fq_subject(op));
+                       quill_fake_quant_subject(op));
     }
   return st;
 }

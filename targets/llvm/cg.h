@@ -199,6 +199,9 @@ quill_status cg_op_error(cg *c, const char *fmt, ...)
 /* The op's 'axis' attribute (default -1, negative counts from the end) as
  * a dim of a rank-`rank` value; an error naming it when out of range. */
 quill_status cg_op_axis(cg *c, unsigned rank, unsigned *ax);
+/* The number of rows of a row-wise op along ax: the product of x's other
+ * dims. */
+int64_t cg_row_count(const cg_view *x, unsigned ax);
 /* The element offsets in x and y of row `row` of a row-wise op along ax
  * (softmax, layer_norm): rows enumerate every other dim in logical order. */
 void cg_row_offsets(cg *c, LLVMValueRef row, const cg_view *x,

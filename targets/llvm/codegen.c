@@ -222,6 +222,14 @@ quill_status cg_op_axis(cg *c, unsigned rank, unsigned *ax) {
   return QUILL_OK;
 }
 
+int64_t cg_row_count(const cg_view *x, unsigned ax) {
+  int64_t rows = 1;
+  for (unsigned d = 0; d < x->rank; d++)
+    if (d != ax)
+      rows *= x->dims[d];
+  return rows;
+}
+
 void cg_row_offsets(cg *c, LLVMValueRef row, const cg_view *x,
                     const cg_view *y, unsigned ax, LLVMValueRef *ox,
                     LLVMValueRef *oy) {

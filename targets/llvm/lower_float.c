@@ -574,10 +574,7 @@ CG_LOWER(cg_lower_softmax) {
   if (ast)
     return ast;
   bool logsm = quill_op_opcode(op) == QUILL_OP_LOG_SOFTMAX;
-  int64_t len = x.dims[ax], rows = 1;
-  for (unsigned d = 0; d < r; d++)
-    if (d != ax)
-      rows *= x.dims[d];
+  int64_t len = x.dims[ax], rows = cg_row_count(&x, ax);
   if (rows * len == 0)
     return QUILL_OK;
   LLVMValueRef tab = logsm ? NULL : exp_table(c, op, &x);

@@ -86,10 +86,7 @@ CG_LOWER(cg_lower_softmax_int) {
   quill_tfl16_softmax p;
   if (!quill_tfl16_softmax_init(&p, quill_type_quant_scales(x.elem)[0], 1.0))
     return cg_op_error(c, "the input scale has no int16 softmax rescale");
-  int64_t len = x.dims[ax], rows = 1;
-  for (unsigned d = 0; d < r; d++)
-    if (d != ax)
-      rows *= x.dims[d];
+  int64_t len = x.dims[ax], rows = cg_row_count(&x, ax);
   if (rows * len == 0)
     return QUILL_OK;
   LLVMValueRef exp_lut = cg_const_global(c, "sm16_exp", p.exp_lut,
@@ -254,10 +251,7 @@ CG_LOWER(cg_lower_softmax_i8) {
   if (!quill_tfl8_softmax_init(&p, quill_type_quant_scales(x.elem)[0], 1.0))
     return cg_op_error(c, "the input scale is too small for TFLite's int8 "
                           "softmax rescale");
-  int64_t len = x.dims[ax], rows = 1;
-  for (unsigned d = 0; d < r; d++)
-    if (d != ax)
-      rows *= x.dims[d];
+  int64_t len = x.dims[ax], rows = cg_row_count(&x, ax);
   if (rows * len == 0)
     return QUILL_OK;
   LLVMValueRef exp_t = cg_const_global(c, "sm8_exp", p.exp, sizeof p.exp);
