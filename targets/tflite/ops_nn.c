@@ -747,6 +747,22 @@ quill_status tx_write_softmax(tflite_exporter *ex, const quill_op *op) {
                     (long long)quill_type_quant_zero_points(ye)[0]);
     if (ex->errors != e0)
       return QUILL_ERR_INVALID;
+    /* TFLite's reference int8 SOFTMAX shifts an int32 by 23 + the exp
+     * sum's bits above one: a row whose sum reaches 512 (512 or more
+     * values close to the row's maximum) shifts by 32 or more, undefined
+     * in C++ (127 on x86; LiteRT's reference kernel aborts). Quill and
+     * TFLite's optimized kernels round exactly there (docs/numerics.md). */
+    int64_t row = quill_type_dim(xt, (unsigned)axis);
+    if (!log && !i16 && row >= 512)
+      tx_warning(ex, op,
+                 "int8 SOFTMAX over rows of %lld values: a row whose exp "
+                 "sum reaches 512 (512 or more values near its maximum) is "
+                 "undefined behaviour in TFLite's reference kernel (127 on "
+                 "x86, or an abort), where Quill and TFLite's optimized "
+                 "kernels give the exactly rounded value; keep the op "
+                 "float (--keep-float) if the target runs the reference "
+                 "kernel",
+                 (long long)row);
   }
   int32_t x = tx_in(ex, op, 0, lay), y = tx_out(ex, op, 0);
   if (x < 0 || y < 0)
