@@ -108,23 +108,44 @@ static void add_block(cg *c, const fmm *m, LLVMValueRef tot) {
   cg_loop_end(c, &lj);
 }
 
+static bool is_f32(const quill_type *elem) {
+  return quill_type_kind_of(cg_storage(elem)) == QUILL_TYPE_F32;
+}
+
 /* The 8-lane sum of A(i,k) * B(k,j) over k in [k0, k0 + kb), reduced as
- * the reference does (an f32 value). lane is an <8 x f32> variable. */
+ * the reference does (an f32 value). lane is an <8 x f32> variable. Eight
+ * consecutive k are one vector load where the operand is f32 and
+ * contiguous along k (A row-major, B transposed: an RNN step's h and R). */
 static LLVMValueRef lane_block(cg *c, const fmm *m, LLVMValueRef lane,
                                LLVMValueRef j, LLVMValueRef k0, int64_t kb) {
   LLVMTypeRef vt = cg_vec(c->t_f32, LANES);
   cg_store(c, LLVMConstNull(vt), lane, 4);
   int64_t full = kb / LANES * LANES;
+  bool va_vec = is_f32(m->a->elem) && m->g->a_cs == 1;
+  bool vb_vec = is_f32(m->b->elem) && m->g->b_rs == 1;
   if (full) {
     cg_loop lk;
     cg_loop_begin(c, &lk, k0, LLVMBuildAdd(c->b, k0, cg_i64c(c, full), ""),
                   LANES);
     LLVMValueRef va = LLVMGetUndef(vt), vb = LLVMGetUndef(vt);
-    for (int t = 0; t < LANES; t++) {
+    if (va_vec)
+      va = cg_load(c, vt,
+                   cg_gep(c, c->t_f32, m->ab,
+                          LLVMBuildAdd(c->b, m->oa, lk.i, "")),
+                   4);
+    if (vb_vec)
+      vb = cg_load(c, vt,
+                   cg_gep(c, c->t_f32, m->bb,
+                          idx2(c, m->ob, lk.i, 1, j, m->g->b_cs)),
+                   4);
+    for (int t = 0; t < LANES && !(va_vec && vb_vec); t++) {
       LLVMValueRef k = LLVMBuildAdd(c->b, lk.i, cg_i64c(c, t), "");
-      va = LLVMBuildInsertElement(c->b, va, load_a(c, m, k), cg_i32c(c, t), "");
-      vb = LLVMBuildInsertElement(c->b, vb, load_b(c, m, k, j), cg_i32c(c, t),
-                                  "");
+      if (!va_vec)
+        va = LLVMBuildInsertElement(c->b, va, load_a(c, m, k), cg_i32c(c, t),
+                                    "");
+      if (!vb_vec)
+        vb = LLVMBuildInsertElement(c->b, vb, load_b(c, m, k, j),
+                                    cg_i32c(c, t), "");
     }
     cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, vt, lane, 4),
                               LLVMBuildFMul(c->b, va, vb, ""), ""),
