@@ -386,7 +386,7 @@ void quill_backend_print(const quill_backend *b, FILE *out) {
   fprintf(out, "  %-18s %s\n",
           "outputs:", b->quantize_outputs ? "quantized" : "float");
   if (b->rnn_float)
-    fprintf(out, "  %-18s %s\n", "rnn:", "float but the gemms (unrolled RNN/GRU/LSTM)");
+    fprintf(out, "  %-18s %s\n", "rnn:", "float (unrolled RNN/GRU/LSTM)");
   if (b->layer_norm)
     fprintf(out, "  %-18s %s\n", "layer_norm:",
             b->layer_norm == 1 ? "f32 (TFLite's builtins)"

@@ -112,9 +112,9 @@ quill_requant_mode quill_backend_requant(const quill_backend *b);
  * import ONNX LSTM nodes as lstm ops for it (quill_onnx_options.rnn_ops)
  * instead of unrolling them. */
 bool quill_backend_makes_qlstm(const quill_backend *b);
-/* True if the ops of an unrolled ONNX RNN, GRU or LSTM node but its gemms
- * stay float (config key `rnn_float`, default false; the tools import with
- * quill_onnx_options.rnn_float for it). NULL: false. */
+/* True if the ops of an unrolled ONNX RNN, GRU or LSTM node, its gemms
+ * included, stay float (config key `rnn_float`, default false; the tools
+ * import with quill_onnx_options.rnn_float for it). NULL: false. */
 bool quill_backend_rnn_float(const quill_backend *b);
 
 /* False if quantized ops keep float outputs: only their inputs and weights

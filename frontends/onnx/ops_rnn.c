@@ -40,10 +40,11 @@
  * UNIDIRECTIONAL_SEQUENCE_LSTM; any other node is unrolled as above.
  *
  * With quill_onnx_options.rnn_float (a backend's `rnn_float`, x86-vnni's:
- * the gates, the cell state and h stay float, nearer what onnxruntime's
- * quantize_static does, which leaves the node float), every op of an
- * unrolled node but its gemms carries {keep_float = true}, which
- * insert-observers honours; the gemms stay integer (see mark()).
+ * the node stays float, as onnxruntime's quantize_static leaves it), every
+ * op of an unrolled node, its gemms included, carries {keep_float = true},
+ * which insert-observers honours. The LLVM target's float gemm sums in the
+ * interpreter's order (targets/llvm/lower_fmatmul.c), so the model still
+ * compiles bit-exact.
  *
  * Not supported, each with an error naming the node: sequence_lens other
  * than the full length for every batch entry, `clip`, LSTM's
@@ -86,17 +87,13 @@ typedef struct rnn {
 /* ---- emission helpers --------------------------------------------------- */
 
 /* With r->keep_float, give *out's producer {keep_float = true} if it is an
- * op of this node (not a folded constant, not an operand passed through)
- * and not a gemm: the gemms stay integer, as a float gemm compiled by the
- * LLVM target sums in another order than the interpreter's (the integer
- * model must compile bit-exact), while its float elementwise ops give the
- * interpreter's bits. */
+ * op of this node (not a folded constant, not an operand passed through). */
 static quill_status mark(rnn *r, quill_status st, quill_value **out) {
   if (st || !r->keep_float)
     return st;
   quill_op *op = quill_value_def(*out);
   if (!op || quill_op_has_flag(op, QUILL_OPF_CONSTANT) ||
-      quill_op_opcode(op) == QUILL_OP_GEMM || !quill_op_loc(op).name ||
+      !quill_op_loc(op).name ||
       !r->n.loc.name || strcmp(quill_op_loc(op).name, r->n.loc.name) != 0 ||
       quill_op_attr(op, "keep_float"))
     return QUILL_OK;

@@ -1,6 +1,7 @@
 /*
- * lower_matmul.c - qmatmul (integer) and the float matmul/gemm fallbacks,
- * sharing one strided matrix geometry with numpy batch broadcasting:
+ * lower_matmul.c - qmatmul (integer) and the strided matrix geometry with
+ * numpy batch broadcasting that it shares with the float matmul/gemm
+ * (lower_fmatmul.c):
  *
  *   y[b.., i, j] = sum_k A(b.., i, k) * B(b.., k, j)
  *
@@ -344,92 +345,4 @@ CG_LOWER(cg_lower_qmatmul) {
   cg_stage_end(c);
   cg_qlinear_free(c, &q);
   return c->status;
-}
-
-/* ---- float matmul / gemm ------------------------------------------------------ */
-
-/* y = alpha * A B + beta * C (C broadcast to [M, N], may be absent), then
- * the fused activation; f32 arithmetic. */
-static quill_status float_mm(cg *c, const quill_op *op, bool ta, bool tb,
-                             double alpha, double beta, const cg_view *cv) {
-  cg_view a = cg_value_view(c, quill_op_operand(op, 0));
-  cg_view b = cg_value_view(c, quill_op_operand(op, 1));
-  cg_view y = cg_value_view(c, quill_op_result(op, 0));
-  cg_mm_geom g;
-  quill_status st = cg_mm_geom_init(c, &a, &b, &y, ta, tb, &g);
-  if (st)
-    return st;
-  if (g.batches * g.M * g.N == 0)
-    return QUILL_OK;
-  cg_stage_begin(c, quill_op_name(op), g.batches * g.M);
-  LLVMValueRef ab = cg_view_base(c, &a), bb = cg_view_base(c, &b),
-               yb = cg_view_base(c, &y);
-  LLVMValueRef cb = cv ? cg_view_base(c, cv) : NULL;
-  LLVMValueRef acc = cg_var(c, LLVMArrayType2(c->t_f32, (uint64_t)g.N), "acc");
-  cg_loop lt, lk, lj;
-  cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  LLVMValueRef i, oa, ob, oy;
-  cg_mm_offsets(c, &g, lt.i, &i, &oa, &ob, &oy);
-  cg_for(c, &lj, 0, g.N, 1);
-  cg_store(c, cg_f32c(c, 0.0), cg_gep(c, c->t_f32, acc, lj.i), 4);
-  cg_loop_end(c, &lj);
-  cg_for(c, &lk, 0, g.K, 1);
-  LLVMValueRef av = cg_load_f32(
-      c, a.elem,
-      cg_gep(c, cg_elem_type(c, a.elem), ab,
-             LLVMBuildAdd(c->b, oa,
-                          LLVMBuildMul(c->b, lk.i, cg_i64c(c, g.a_cs), ""), "")));
-  cg_for(c, &lj, 0, g.N, 1);
-  LLVMValueRef bv = cg_load_f32(
-      c, b.elem, cg_gep(c, cg_elem_type(c, b.elem), bb,
-                        idx2(c, ob, lk.i, g.b_rs, lj.i, g.b_cs)));
-  LLVMValueRef p = cg_gep(c, c->t_f32, acc, lj.i);
-  cg_store(c, LLVMBuildFAdd(c->b, cg_load(c, c->t_f32, p, 4),
-                            LLVMBuildFMul(c->b, av, bv, ""), ""),
-           p, 4);
-  cg_loop_end(c, &lj);
-  cg_loop_end(c, &lk);
-  cg_for(c, &lj, 0, g.N, 1);
-  LLVMValueRef s = cg_load(c, c->t_f32, cg_gep(c, c->t_f32, acc, lj.i), 4);
-  if (alpha != 1.0)
-    s = LLVMBuildFMul(c->b, s, cg_f32c(c, (float)alpha), "");
-  if (cv) {
-    LLVMValueRef co = idx2(c, cg_i64c(c, 0), i, cv->strides[0], lj.i,
-                           cv->strides[1]);
-    LLVMValueRef cval = cg_load_f32(c, cv->elem,
-                                    cg_gep(c, cg_elem_type(c, cv->elem), cb, co));
-    if (beta != 1.0)
-      cval = LLVMBuildFMul(c->b, cval, cg_f32c(c, (float)beta), "");
-    s = LLVMBuildFAdd(c->b, s, cval, "");
-  }
-  s = cg_float_activation(c, op, s);
-  LLVMValueRef yo = LLVMBuildAdd(c->b, oy,
-                                 LLVMBuildMul(c->b, lj.i, cg_i64c(c, g.y_cs), ""),
-                                 "");
-  LLVMTypeRef yt = cg_elem_type(c, y.elem);
-  if (yt != c->t_f32)
-    s = LLVMBuildFPCast(c->b, s, yt, "");
-  cg_store(c, s, cg_gep(c, yt, yb, yo),
-           (unsigned)quill_type_elem_bytes(y.elem));
-  cg_loop_end(c, &lj);
-  cg_loop_end(c, &lt);
-  cg_stage_end(c);
-  return c->status;
-}
-
-CG_LOWER(cg_lower_matmul) {
-  return float_mm(c, op, false, false, 1.0, 1.0, NULL);
-}
-
-CG_LOWER(cg_lower_gemm) {
-  double alpha = quill_op_attr_float(op, "alpha", 1.0);
-  double beta = quill_op_attr_float(op, "beta", 1.0);
-  bool ta = quill_op_attr_int(op, "trans_a", 0) != 0;
-  bool tb = quill_op_attr_int(op, "trans_b", 0) != 0;
-  if (quill_op_num_operands(op) < 3)
-    return float_mm(c, op, ta, tb, alpha, beta, NULL);
-  cg_view y = cg_value_view(c, quill_op_result(op, 0));
-  cg_view cv = cg_value_view(c, quill_op_operand(op, 2));
-  cg_view cb = cg_view_broadcast(&cv, 2, y.dims);
-  return float_mm(c, op, ta, tb, alpha, beta, &cb);
 }

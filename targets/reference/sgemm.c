@@ -44,13 +44,14 @@
 #include <string.h>
 
 #include "targets/reference/kernels.h"
+#include "targets/reference/sgemm_order.h"
 
 #if defined(__AVX__)
 enum { MR = 6, NR = 16 };
 #else
 enum { MR = 8, NR = 8 };
 #endif
-enum { KC = 256, MC = 96, NC = 4096 };
+enum { KC = QUILL_REF_SGEMM_KC, MC = 96, NC = 4096 };
 
 /* Fully unroll a loop with constant bounds (the micro-kernel's). */
 #if defined(__clang__)
@@ -180,7 +181,7 @@ static void store_tile(const gemm_out *o, size_t r0, size_t c0, size_t rows,
  * axpy along B's rows (B row-major) or dot products along k in LANES
  * independent partial sums (B transposed, e.g. gemm's trans_b), then the
  * row goes to C as one tile. row holds N floats. */
-enum { SMALL_M = 4, LANES = 8 };
+enum { SMALL_M = QUILL_REF_SGEMM_SMALL_M, LANES = QUILL_REF_SGEMM_LANES };
 _Static_assert(LANES == 8, "the lane reduction below adds 8 lanes");
 
 static void gemm_small_m(size_t M, size_t N, size_t K, const float *A,

@@ -208,6 +208,20 @@ def m_lstm_y_batchwise():
     return build("LSTM", 2, 1, 3, 2, layout=1, nout=2)[0]
 
 
+def m_lstm_jit():
+    # the LLVM target's float gemms (quill run --jit): x's projection with
+    # 5 rows and K = 300 (two K blocks, summed in k order), each step's
+    # H R^T with 1 row (8-lane dot products, K = 20: a tail of 4)
+    return build("LSTM", 5, 1, 300, 20, seed=3)[0]
+
+
+def m_gru_jit():
+    # 3 rows: x's projection as 8-lane dot products over two K blocks
+    # (300 = 256 + 37 * 8 + 4), both directions, linear_before_reset
+    return build("GRU", 1, 3, 300, 12, direction="bidirectional", lbr=1,
+                 init_state=True, seed=4)[0]
+
+
 def m_lstm_clip():
     return build("LSTM", 2, 1, 3, 2, clip=3.0)[0]
 
