@@ -178,13 +178,13 @@ static void ask_amx(cg *c) {
  * (JIT, amx, under real-time priority: 1.02 ms against 1.03); with the
  * worker barred from claiming, the caller alone took 0.42 ms longer than
  * one thread (0.14 us a call, its trampoline included; 0.2 ms on the
- * avx512-vnni path, whose calls
- * cost little more than the trampoline). So an AMX stage's tasks go to the pool
- * grouped into threads * k tasks, k <= 16 (the runtime's chunks per
- * thread), each chunk at least AMX_CHUNK_MIN_NS of estimated work (k = 1:
- * one chunk per thread, its home; a late worker's is then taken whole by
- * the caller): 20 calls' cost, under 5% of the stage. regnet 2 threads:
- * 1.02 -> 0.87 ms (1500 ns: 0.91-0.96, 6000 ns: 0.88-0.89). */
+ * avx512-vnni path, whose calls cost little more than the trampoline).
+ * So an AMX stage's tasks go to the pool grouped into threads * k tasks,
+ * k <= 16 (the runtime's chunks per thread), each chunk at least
+ * AMX_CHUNK_MIN_NS of estimated work (k = 1: one chunk per thread, its
+ * home; a late worker's is then taken whole by the caller): 20 calls'
+ * cost, under 5% of the stage. regnet, 2 threads: 1.02 -> 0.87 ms (1500
+ * ns: 0.91-0.96 ms; 6000 ns: 0.88-0.89 ms). */
 #define AMX_CHUNK_MIN_NS 3000.0
 #define POOL_CHUNKS_PER_THREAD 16 /* runtime/quill_rt.c's */
 
