@@ -28,7 +28,10 @@
  *
  * With threads > 1 a stage with several tasks goes through a trampoline
  * void(ptr args, i64 t0, i64 t1) handed to quill_rt_parallel_for (or, in
- * the JIT, quill_rt_pool_run with the JIT's own pool).
+ * the JIT, quill_rt_pool_run with the JIT's own pool). An AMX stage's
+ * tasks are handed over in groups (pool_tasks: every call of it costs a
+ * tile configuration), the trampoline mapping the pool's task range to
+ * the stage's.
  */
 #include <string.h>
 
@@ -68,8 +71,20 @@ static LLVMValueRef entry_slot_ptr(cg *c, LLVMValueRef fn, int slot,
   return LLVMBuildInBoundsGEP2(c->b, c->t_i8, base, &o, 1, "");
 }
 
-/* void tramp(ptr args, i64 t0, i64 t1): unpack and call the stage. */
-static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
+/* Pool task t's first stage task when the stage's n tasks are grouped
+ * into m pool tasks: t n / m (m < n: sizes within one task). */
+static LLVMValueRef group_start(cg *c, LLVMBuilderRef b, LLVMValueRef t,
+                                int64_t n, int64_t m) {
+  if (m >= n)
+    return t;
+  return LLVMBuildUDiv(b, LLVMBuildMul(b, t, cg_i64c(c, n), ""),
+                       cg_i64c(c, m), "");
+}
+
+/* void tramp(ptr args, i64 t0, i64 t1): unpack and call the stage, over
+ * stage tasks [t0 n / m, t1 n / m) when its n tasks go to the pool as m. */
+static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k,
+                                    int64_t m) {
   LLVMTypeRef pt[3] = {c->t_ptr, c->t_i64, c->t_i64};
   LLVMTypeRef fty = LLVMFunctionType(c->t_void, pt, 3, 0);
   char name[160]; /* q.task.K.<stage>: profiles name the stage's op */
@@ -93,8 +108,9 @@ static LLVMValueRef make_trampoline(cg *c, const cg_stage *st, unsigned k) {
         LLVMBuildInBoundsGEP2(b, c->t_ptr, LLVMGetParam(fn, 0), &idx, 1, "");
     args[i] = LLVMBuildLoad2(b, c->t_ptr, p, "");
   }
-  args[st->nparams] = LLVMGetParam(fn, 1);
-  args[st->nparams + 1] = LLVMGetParam(fn, 2);
+  args[st->nparams] = group_start(c, b, LLVMGetParam(fn, 1), st->ntasks, m);
+  args[st->nparams + 1] =
+      group_start(c, b, LLVMGetParam(fn, 2), st->ntasks, m);
   LLVMBuildCall2(b, LLVMGlobalGetValueType(st->fn), st->fn, args,
                  st->nparams + 2, "");
   LLVMBuildRetVoid(b);
@@ -154,6 +170,37 @@ static void ask_amx(cg *c) {
  * (estimated at most 5.4 us there, measured 1-2) stay below it. */
 #define PARALLEL_MIN_NS 8000.0
 
+/* An AMX stage pays for every call a thread makes of it, beyond its work:
+ * the tile configuration loaded on entry (ldtilecfg), the tiles released
+ * on return and the tile unit's slower first instructions after a pause.
+ * With the pool's 16 chunks a thread, regnet_x_400mf's 7-15 us AMX stages
+ * were split into 32 calls each and 2 threads ran no faster than one
+ * (JIT, amx, under real-time priority: 1.02 ms against 1.03); with the
+ * worker barred from claiming, the caller alone took 0.42 ms longer than
+ * one thread (0.14 us a call, its trampoline included; 0.2 ms on the
+ * avx512-vnni path, whose calls cost little more than the trampoline).
+ * So an AMX stage's tasks go to the pool grouped into threads * k tasks,
+ * k <= 16 (the runtime's chunks per thread), each chunk at least
+ * AMX_CHUNK_MIN_NS of estimated work (k = 1: one chunk per thread, its
+ * home; a late worker's is then taken whole by the caller): 20 calls'
+ * cost, under 5% of the stage. regnet, 2 threads: 1.02 -> 0.87 ms (1500
+ * ns: 0.91-0.96 ms; 6000 ns: 0.88-0.89 ms). */
+#define AMX_CHUNK_MIN_NS 3000.0
+#define POOL_CHUNKS_PER_THREAD 16 /* runtime/quill_rt.c's */
+
+/* The number of tasks stage st hands to the pool (its own, or fewer,
+ * grouped: AMX_CHUNK_MIN_NS). */
+static int64_t pool_tasks(const cg *c, const cg_stage *st) {
+  int64_t T = c->opts.threads;
+  if (!st->amx || T < 2)
+    return st->ntasks;
+  double per = st->work_ns / ((double)T * AMX_CHUNK_MIN_NS);
+  int64_t k = per < 1.0                      ? 1
+              : per > POOL_CHUNKS_PER_THREAD ? POOL_CHUNKS_PER_THREAD
+                                             : (int64_t)per;
+  return T * k < st->ntasks ? T * k : st->ntasks;
+}
+
 /* Call stage k from fn (NAME_run or a chunk: the same pointer parameters),
  * directly or through the thread pool. */
 static void call_stage(cg *c, LLVMValueRef fn, unsigned k, LLVMValueRef argbuf,
@@ -175,20 +222,21 @@ static void call_stage(cg *c, LLVMValueRef fn, unsigned k, LLVMValueRef argbuf,
       cg_store(c, args[i],
                LLVMBuildInBoundsGEP2(c->b, c->t_ptr, argbuf, &idx, 1, ""), 8);
     }
-    LLVMValueRef tramp = make_trampoline(c, st, k);
+    int64_t m = pool_tasks(c, st);
+    LLVMValueRef tramp = make_trampoline(c, st, k, m);
     if (jit) {
       LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_ptr, c->t_i64};
       LLVMValueRef p = LLVMBuildLoad2(c->b, c->t_ptr, pool, "pool");
       cg_call_extern(c, "quill_rt_pool_run",
                      LLVMFunctionType(c->t_void, rt, 4, 0),
                      (LLVMValueRef[]){p, tramp, argbuf,
-                                      cg_i64c(c, st->ntasks)},
+                                      cg_i64c(c, m)},
                      4);
     } else {
       LLVMTypeRef rt[4] = {c->t_ptr, c->t_ptr, c->t_i64, c->t_i32};
       cg_call_extern(c, "quill_rt_parallel_for",
                      LLVMFunctionType(c->t_void, rt, 4, 0),
-                     (LLVMValueRef[]){tramp, argbuf, cg_i64c(c, st->ntasks),
+                     (LLVMValueRef[]){tramp, argbuf, cg_i64c(c, m),
                                       cg_i32c(c, c->opts.threads)},
                      4);
     }
