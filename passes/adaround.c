@@ -26,7 +26,9 @@
  *   3. q = clamp(F + z + [h >= 0.5], qmin, qmax); if the layer's relative
  *      error on all its patches is not below nearest rounding's, nearest
  *      stays. The weight constant is replaced by s (q - z), which the
- *      quantize pass maps back to exactly q.
+ *      quantize pass maps back to exactly q; the new constant keeps the
+ *      float weights as its attribute `adaround_float`, from which
+ *      bias-correction measures the weight error (quantize drops it).
  *
  * Deterministic for a seed (its own generator per layer, no global
  * state). Options: iters=N (default 1000; 2000 does better), batch=N (256), patches=N
@@ -422,10 +424,17 @@ static quill_status set_weights(adarun *r, layer *l, const float *wq) {
           wq[c * l->k + i];
   const quill_attr *dense = quill_tensor_to_attr(ctx, &t);
   quill_tensor_free(ctx, &t);
-  quill_named_attr na = {quill_ident_get(ctx, "value"), dense};
-  quill_op *k = dense && na.name
+  /* The float weights ride along as `adaround_float` (the first float
+   * weights if the constant was rounded before): bias-correction measures
+   * dW = W_q - W against them, not against the grid values. */
+  const quill_attr *fw = quill_op_attr(quill_value_def(old), "adaround_float");
+  quill_named_attr na[2] = {
+      {quill_ident_get(ctx, "value"), dense},
+      {quill_ident_get(ctx, "adaround_float"),
+       fw ? fw : quill_value_constant(old)}};
+  quill_op *k = dense && na[0].name && na[1].name && na[1].attr
                     ? quill_op_create(quill_op_graph(l->wfq), QUILL_OP_CONSTANT,
-                                      0, NULL, 1, &ty, 1, &na,
+                                      0, NULL, 1, &ty, 2, na,
                                       quill_op_loc(quill_value_def(old)))
                     : NULL;
   if (!k)

@@ -23,7 +23,9 @@
  * It runs after `calibrate` and before `quantize`, on the graph with its
  * calibrated fake_quants: dW is exactly what `quantize` will store
  * (quill_quantize_value with the backend's rounding, backend=NAME,
- * default half_even) and E[x] is measured on the layer's own input in the
+ * default half_even; after adaround, W is the float weight it keeps on
+ * the constant as `adaround_float`, so the correction covers the rounding
+ * it chose) and E[x] is measured on the layer's own input in the
  * quantized model's arithmetic (the graph runs in the reference
  * interpreter with every fake_quant quantizing, so upstream quantization
  * error is part of the mean). Data: data=PATH [max-samples=N] or the pass
@@ -81,8 +83,15 @@ static const char *op_label(const quill_op *op) {
   return n ? n : quill_op_name(op);
 }
 
-/* dW = W_q - W in place of L->w (the layer's float weights). */
+/* dW = W_q - W in place of L->w (the layer's float weights). After
+ * adaround, L->w holds grid values and W is the constant's
+ * `adaround_float` attribute: the weights before rounding. */
 static void weight_error(quill_layer *L, quill_type *q, quill_rounding rnd) {
+  quill_op *k = quill_value_def(L->w_value);
+  const quill_attr *orig = k ? quill_op_attr(k, "adaround_float") : NULL;
+  if (orig && (size_t)quill_type_num_elements(quill_attr_dense_type(orig)) !=
+                  L->nw)
+    orig = NULL;
   const double *sc = quill_type_quant_scales(q);
   const int64_t *zp = quill_type_quant_zero_points(q);
   size_t np = quill_type_quant_num_params(q), inner = 1;
@@ -97,7 +106,8 @@ static void weight_error(quill_layer *L, quill_type *q, quill_rounding rnd) {
     size_t c = np == 1 ? 0 : (i / inner) % np;
     int64_t v = quill_quantize_value(L->w[i], sc[c], zp[c], qmin, qmax, f64,
                                      rnd);
-    L->w[i] = quill_dequantize_value(v, sc[c], zp[c], f64) - L->w[i];
+    L->w[i] = quill_dequantize_value(v, sc[c], zp[c], f64) -
+              (orig ? quill_attr_dense_get_f64(orig, i) : L->w[i]);
   }
 }
 
