@@ -9,9 +9,11 @@
  *   E[y_q - y]_o = sum over the elements i of channel o: dW_i * E[x_c(i)]
  *
  * (x_c: input channel c of element i; for a conv the sum runs over the
- * kernel taps too, with the mean over the whole input plane: exact for a
- * 1x1 conv and a gemm, while a wider kernel's taps see the border less
- * often and zero padding lowers the mean there). The pass subtracts that shift from the float bias before the
+ * kernel taps too, each tap with the mean of what it reads over the
+ * output positions, zero padding included: on a small plane, a 3x3
+ * kernel's outer rows read mostly padding; the plane's mean for every tap
+ * over-corrected there, by 3x on a plane one row high). The pass subtracts
+ * that shift from the float bias before the
  * `quantize` pass turns it into the int32 bias at s_x * s_w, so the mean
  * output error of each channel is zero on the calibration data:
  *
@@ -309,8 +311,11 @@ static quill_status find_layers(bc_run *r, quill_graph *g) {
   return QUILL_OK;
 }
 
-/* Correct one layer from its input's channel means. */
-static quill_status correct(bc_run *r, quill_layer *L, const double *mean) {
+/* Correct one layer from its input's channel means, or for a conv2d from
+ * what each kernel tap of each channel reads on average (tap_mean, NULL:
+ * the channel mean for every tap). */
+static quill_status correct(bc_run *r, quill_layer *L, const double *mean,
+                            const double *tap_mean) {
   quill_context *ctx = r->ctx;
   weight_error(L, quill_fake_quant_type(weight_fq(L->op)), r->rounding);
   size_t c = (size_t)L->out_ch;
@@ -320,8 +325,13 @@ static quill_status correct(bc_run *r, quill_layer *L, const double *mean) {
       quill_free(ctx, shift, c * sizeof *shift);
     return QUILL_ERR_NOMEM;
   }
-  for (size_t i = 0; i < L->nw; i++)
-    shift[quill_layer_out_ch(L, i)] += L->w[i] * mean[quill_layer_in_ch(L, i)];
+  for (size_t i = 0; i < L->nw; i++) {
+    int64_t ci = quill_layer_in_ch(L, i);
+    double x = tap_mean ? tap_mean[(size_t)ci * (size_t)L->kk +
+                                   i % (size_t)L->kk]
+                        : mean[ci];
+    shift[quill_layer_out_ch(L, i)] += L->w[i] * x;
+  }
   double bmax = 0.0, smax = 0.0, ssum = 0.0;
   for (size_t j = 0; j < L->nb; j++) {
     double b = fabs(L->b[j] * L->bias_mul);
@@ -361,7 +371,7 @@ static quill_status correct_analytic(bc_run *r) {
     if (why)
       quill_pass_debug(r->ps, "'%s': %s", op_label(L->op), why);
     else
-      st = correct(r, L, mean);
+      st = correct(r, L, mean, NULL);
     quill_free(r->ctx, mean, (size_t)L->in_ch * sizeof *mean);
   }
   return st;
@@ -375,16 +385,23 @@ static quill_status correct_graph(bc_run *r, quill_graph *g) {
   if (r->analytic)
     return correct_analytic(r);
   quill_value **xs = quill_alloc(ctx, r->n * sizeof *xs);
+  const quill_op **convs = quill_alloc(ctx, r->n * sizeof *convs);
   quill_chan_stats *stats = quill_calloc(ctx, r->n, sizeof *stats);
-  if (!xs || !stats)
+  if (!xs || !convs || !stats)
     st = QUILL_ERR_NOMEM;
-  for (size_t i = 0; !st && i < r->n; i++)
+  for (size_t i = 0; !st && i < r->n; i++) {
     xs[i] = quill_op_operand(r->layers[i].op, 0);
+    convs[i] = r->layers[i].op;
+  }
   if (!st)
     st = quill_chan_stats_collect(r->ps, "bias-correction", g, r->n, xs,
-                                  stats);
+                                  convs, stats);
   for (size_t i = 0; !st && i < r->n; i++)
-    st = correct(r, &r->layers[i], stats[i].mean);
+    st = correct(r, &r->layers[i], stats[i].mean,
+                 stats[i].taps == (size_t)r->layers[i].kk ? stats[i].tap_mean
+                                                          : NULL);
+  if (convs)
+    quill_free(ctx, convs, r->n * sizeof *convs);
   if (stats) {
     quill_chan_stats_free(ctx, stats, r->n); /* no-op after a failed collect */
     quill_free(ctx, stats, r->n * sizeof *stats);

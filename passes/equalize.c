@@ -432,7 +432,8 @@ static quill_status absorb(eq_run *r, quill_graph *g) {
     if (r->pairs[i].absorb)
       vals[k++] = quill_op_result(r->layers[r->pairs[i].l1].op, 0);
   if (!s)
-    s = quill_chan_stats_collect(r->ps, "equalize", g, n, vals, st);
+    s = quill_chan_stats_collect(r->ps, "equalize", g, n, vals, NULL,
+                                   st);
   for (size_t i = 0, k = 0; !s && i < r->np; i++) {
     eq_pair *p = &r->pairs[i];
     if (!p->absorb)

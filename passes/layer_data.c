@@ -12,7 +12,10 @@
  *
  * Statistics run each calibration sample once through the reference
  * interpreter (quill_ref_run_observed) and accumulate, per requested value,
- * the minimum and the sum of every channel (axis 1) in f64.
+ * the minimum and the sum of every channel (axis 1) in f64, and for a
+ * value a conv2d reads, the sum each kernel tap reads over the output
+ * positions (zero padding counted as zeros; separable: per tap column the
+ * row sums, then per tap row their sum).
  */
 #include <float.h>
 #include <math.h>
@@ -210,12 +213,102 @@ quill_status quill_layer_write(quill_context *ctx, quill_layer *L,
 
 /* ---- statistics over the calibration data ----------------------------- */
 
+/* A conv2d's window geometry, for the per-tap means. */
+typedef struct conv_geom {
+  int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+} conv_geom;
+
 typedef struct stats_run {
   size_t n;
   quill_value *const *values;
   quill_chan_stats *out;
-  double *count; /* elements seen per channel, for each value */
+  double *count;    /* elements seen per channel, for each value */
+  conv_geom *geom;  /* per value (kh 0: no taps) */
+  double *tap_count; /* output positions seen, for each value */
+  double *plane, *rows; /* scratch: one channel plane, kw x H row sums */
 } stats_run;
+
+static int64_t attr_at(const quill_op *op, const char *name, unsigned i,
+                       int64_t dflt) {
+  int64_t v[4];
+  int64_t n = quill_op_attr_ints(op, name, v, 4);
+  return n > (int64_t)i ? v[i] : dflt;
+}
+
+/* The window of conv (rank-4 weight), or kh = 0 if it is not one. */
+static conv_geom geom_of(const quill_op *conv) {
+  conv_geom g = {0};
+  quill_type *wt = conv && quill_op_opcode(conv) == QUILL_OP_CONV2D
+                       ? quill_value_type(quill_op_operand(conv, 1))
+                       : NULL;
+  if (!wt || quill_type_rank(wt) != 4)
+    return g;
+  g.kh = quill_type_dim(wt, 2);
+  g.kw = quill_type_dim(wt, 3);
+  g.sh = attr_at(conv, "strides", 0, 1);
+  g.sw = attr_at(conv, "strides", 1, 1);
+  g.pt = attr_at(conv, "pads", 0, 0);
+  g.pl = attr_at(conv, "pads", 1, 0);
+  g.pb = attr_at(conv, "pads", 2, g.pt);
+  g.pr = attr_at(conv, "pads", 3, g.pl);
+  g.dh = attr_at(conv, "dilations", 0, 1);
+  g.dw = attr_at(conv, "dilations", 1, 1);
+  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
+    g.kh = 0;
+  return g;
+}
+
+/* Add what each tap of g reads over the output positions of one channel
+ * plane x (H x W) to tap[kh * kw]; rows: kw * H scratch. Separable: the
+ * row sums over each tap column's input columns first, then over each
+ * tap row's input rows. Returns the output positions (OH * OW). */
+static double tap_sums(const conv_geom *g, const double *x, int64_t H,
+                       int64_t W, double *rows, double *tap) {
+  int64_t oh = (H + g->pt + g->pb - g->dh * (g->kh - 1) - 1) / g->sh + 1;
+  int64_t ow = (W + g->pl + g->pr - g->dw * (g->kw - 1) - 1) / g->sw + 1;
+  if (oh < 1 || ow < 1)
+    return 0.0;
+  for (int64_t kj = 0; kj < g->kw; kj++)
+    for (int64_t h = 0; h < H; h++) {
+      double s = 0.0;
+      for (int64_t o = 0; o < ow; o++) {
+        int64_t w = o * g->sw - g->pl + kj * g->dw;
+        if (w >= 0 && w < W)
+          s += x[h * W + w];
+      }
+      rows[kj * H + h] = s;
+    }
+  for (int64_t ki = 0; ki < g->kh; ki++)
+    for (int64_t kj = 0; kj < g->kw; kj++) {
+      double s = 0.0;
+      for (int64_t o = 0; o < oh; o++) {
+        int64_t h = o * g->sh - g->pt + ki * g->dh;
+        if (h >= 0 && h < H)
+          s += rows[kj * H + h];
+      }
+      tap[ki * g->kw + kj] += s;
+    }
+  return (double)(oh * ow);
+}
+
+/* The per-tap sums of value k's tensor t (N x C x H x W). */
+static void add_taps(stats_run *r, size_t k, const quill_tensor *t) {
+  const conv_geom *g = &r->geom[k];
+  quill_type *ty = t->type;
+  int64_t N = quill_type_dim(ty, 0), C = quill_type_dim(ty, 1);
+  int64_t H = quill_type_dim(ty, 2), W = quill_type_dim(ty, 3);
+  size_t plane = (size_t)(H * W);
+  double pos = 0.0;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      size_t base = (size_t)(n * C + c) * plane;
+      for (size_t i = 0; i < plane; i++)
+        r->plane[i] = quill_tensor_get_f64(t, base + i);
+      pos = tap_sums(g, r->plane, H, W, r->rows,
+                     r->out[k].tap_mean + (size_t)c * r->out[k].taps);
+    }
+  r->tap_count[k] += pos * (double)N;
+}
 
 static quill_status on_op(void *ud, const quill_op *op,
                           const quill_tensor *res, unsigned nres) {
@@ -238,6 +331,8 @@ static quill_status on_op(void *ud, const quill_op *op,
         r->out[k].min[ch] = x;
     }
     r->count[k] += (double)(total / c);
+    if (r->out[k].tap_mean)
+      add_taps(r, k, t);
   }
   return QUILL_OK;
 }
@@ -271,13 +366,18 @@ static quill_status get_data(quill_pass_state *ps, const char *who,
 quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
                                       quill_graph *g, size_t n,
                                       quill_value *const *values,
+                                      const quill_op *const *convs,
                                       quill_chan_stats *out) {
   quill_context *ctx = quill_pass_context(ps);
   memset(out, 0, n * sizeof *out);
   quill_calib_dataset *ds = NULL, *owned = NULL;
   quill_status st = get_data(ps, who, g, &ds, &owned);
-  stats_run r = {n, values, out, NULL};
-  if (!st && !(r.count = quill_calloc(ctx, n ? n : 1, sizeof *r.count)))
+  stats_run r = {n, values, out, NULL, NULL, NULL, NULL, NULL};
+  size_t nplane = 1, nrows = 1;
+  if (!st && (!(r.count = quill_calloc(ctx, n ? n : 1, sizeof *r.count)) ||
+              !(r.tap_count = quill_calloc(ctx, n ? n : 1,
+                                           sizeof *r.tap_count)) ||
+              !(r.geom = quill_calloc(ctx, n ? n : 1, sizeof *r.geom))))
     st = QUILL_ERR_NOMEM;
   for (size_t k = 0; !st && k < n; k++) {
     quill_type *t = quill_value_type(values[k]);
@@ -297,7 +397,24 @@ quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
       out[k].min[c] = DBL_MAX;
       out[k].mean[c] = 0.0;
     }
+    r.geom[k] = geom_of(convs ? convs[k] : NULL);
+    if (r.geom[k].kh && quill_type_rank(t) == 4) {
+      int64_t H = quill_type_dim(t, 2), W = quill_type_dim(t, 3);
+      size_t np = (size_t)(H * W), nr = (size_t)(r.geom[k].kw * H);
+      nplane = np > nplane ? np : nplane;
+      nrows = nr > nrows ? nr : nrows;
+      out[k].taps = (size_t)(r.geom[k].kh * r.geom[k].kw);
+      out[k].tap_mean =
+          quill_calloc(ctx, out[k].channels * out[k].taps, sizeof(double));
+      if (!out[k].tap_mean) {
+        st = QUILL_ERR_NOMEM;
+        break;
+      }
+    }
   }
+  if (!st && (!(r.plane = quill_alloc(ctx, nplane * sizeof *r.plane)) ||
+              !(r.rows = quill_alloc(ctx, nrows * sizeof *r.rows))))
+    st = QUILL_ERR_NOMEM;
   size_t ns = st ? 0 : quill_calib_dataset_size(ds);
   int64_t max = quill_pass_option_int(ps, "max-samples", 0, NULL);
   if (max > 0 && (size_t)max < ns)
@@ -318,11 +435,23 @@ quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
   }
   if (res)
     quill_free(ctx, res, (nout ? nout : 1) * sizeof *res);
-  for (size_t k = 0; !st && k < n; k++)
+  for (size_t k = 0; !st && k < n; k++) {
     for (size_t c = 0; c < out[k].channels; c++)
       out[k].mean[c] /= r.count[k] > 0 ? r.count[k] : 1.0;
+    for (size_t i = 0; out[k].tap_mean && i < out[k].channels * out[k].taps;
+         i++)
+      out[k].tap_mean[i] /= r.tap_count[k] > 0 ? r.tap_count[k] : 1.0;
+  }
   if (r.count)
     quill_free(ctx, r.count, (n ? n : 1) * sizeof *r.count);
+  if (r.tap_count)
+    quill_free(ctx, r.tap_count, (n ? n : 1) * sizeof *r.tap_count);
+  if (r.geom)
+    quill_free(ctx, r.geom, (n ? n : 1) * sizeof *r.geom);
+  if (r.plane)
+    quill_free(ctx, r.plane, nplane * sizeof *r.plane);
+  if (r.rows)
+    quill_free(ctx, r.rows, nrows * sizeof *r.rows);
   quill_calib_dataset_destroy(owned);
   if (st)
     quill_chan_stats_free(ctx, out, n);
@@ -333,6 +462,9 @@ void quill_chan_stats_free(quill_context *ctx, quill_chan_stats *s, size_t n) {
   for (size_t k = 0; k < n; k++) {
     if (s[k].min)
       quill_free(ctx, s[k].min, 2 * s[k].channels * sizeof(double));
-    s[k].min = s[k].mean = NULL;
+    if (s[k].tap_mean)
+      quill_free(ctx, s[k].tap_mean,
+                 s[k].channels * s[k].taps * sizeof(double));
+    s[k].min = s[k].mean = s[k].tap_mean = NULL;
   }
 }

@@ -72,16 +72,23 @@ quill_status quill_layer_write(quill_context *ctx, quill_layer *L,
  * quill_chan_stats_free). The data is the pass option data=PATH (with
  * max-samples=N) or the pass-manager input "calibration-data"; `who`
  * names the pass in diagnostics. The graph runs in the reference
- * interpreter as it is (calibrated fake_quants quantize). Errors: no data
+ * interpreter as it is (calibrated fake_quants quantize). convs (NULL, or
+ * n entries, NULL where not wanted) asks for per-tap means. Errors: no data
  * or a run failing (a diagnostic), QUILL_ERR_NOMEM. */
 typedef struct quill_chan_stats {
   size_t channels;
   double *min, *mean;
+  /* With convs[k] a conv2d reading value k (rank 4): the mean of what each
+   * kernel tap reads, zero padding included, over every output position:
+   * tap_mean[c * taps + ki * kw + kj], taps = kh * kw. NULL otherwise. */
+  double *tap_mean;
+  size_t taps;
 } quill_chan_stats;
 
 quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
                                       quill_graph *g, size_t n,
                                       quill_value *const *values,
+                                      const quill_op *const *convs,
                                       quill_chan_stats *out);
 void quill_chan_stats_free(quill_context *ctx, quill_chan_stats *s, size_t n);
 
