@@ -9,7 +9,10 @@ accuracy and output SQNR of Quill's quantized models with and without them.
 Every number comes from one `quill report MODEL --backend B --calib C
 --format json [flags]` run: `outputs[0].sqnr_db` is the model output's SQNR
 of the quantized model against the float model over the calibration
-samples, `accuracy` (digits only) the test-set accuracy (--eval / --labels).
+samples, `accuracy` (digits only) the test-set accuracy (--eval / --labels)
+of the reference form (`quantized`) and of the LLVM-compiled integer model
+(`compiled`; they differ where a requantization rounds a near-tie
+otherwise, docs/quantization.md).
 
 Models:
   digits        examples/digits/model.onnx, its 100 calibration samples,
@@ -20,12 +23,14 @@ Models:
                 only (no labels), measured on the calibration samples
 
 Configs: the shipped tflite-int8 (per-channel weights) and power2
-(per-tensor power-of-two scales), and two made here from tflite-int8:
-`pt-int8` (per-tensor weights) and `pt-w4` (per-tensor 4-bit weights);
-MobileNetV2 with pt-int8 and tflite-int8. Variants: none,
---bias-correction, --equalize, both; on MobileNetV2 also --equalize=relu6
-(relu6 treated as relu, the DFQ paper's choice), with and without bias
-correction.
+(per-tensor power-of-two scales), and four made here from tflite-int8:
+`pt-int8` (per-tensor weights), `w4` and `pt-w4` (4-bit weights in
+[-7, 7], per channel and per tensor) and `w2` (2-bit weights in [-1, 1]
+per channel); MobileNetV2 with pt-int8 and tflite-int8. Variants on the
+digits: the config as it is ("plain": the shipped observers),
+--bias-correction, --equalize, both, --adaround-iters 2000 and all three;
+on MobileNetV2 none, the first four and --equalize=relu6 (relu6 treated
+as relu, the DFQ paper's choice), with and without bias correction.
 
 --write FILE puts each model's table between this script's markers for it
 in FILE (bench/md_section.py), so the models can run as separate
@@ -47,9 +52,13 @@ import md_section  # bench/, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARK = "<!-- bench/accuracy.py %s results: %s -->"
-VARIANTS = [("minmax", []), ("bias-corr", ["--bias-correction"]),
+VARIANTS = [("plain", []), ("bias-corr", ["--bias-correction"]),
             ("CLE", ["--equalize"]),
             ("CLE + bias-corr", ["--equalize", "--bias-correction"])]
+ADAROUND = [("AdaRound", ["--adaround-iters", "2000"]),
+            ("CLE + bias-corr + AdaRound",
+             ["--equalize", "--bias-correction", "--adaround-iters", "2000"])]
+DIGITS_CONFIGS = ["tflite-int8", "pt-int8", "power2", "w4", "pt-w4", "w2"]
 RELU6 = [("CLE relu6", ["--equalize=relu6"]),
          ("CLE relu6 + bias-corr", ["--equalize=relu6", "--bias-correction"])]
 # MobileNetV2 rows (each report takes minutes in the reference interpreter)
@@ -58,16 +67,21 @@ MOBILENET = [("pt-int8", VARIANTS + RELU6),
 
 
 def derived_configs(out):
-    """pt-int8 and pt-w4 from tflite-int8.json; returns {name: path}."""
+    """pt-int8, w4, pt-w4 and w2 from tflite-int8.json; returns {name:
+    path}."""
     base = json.load(open(os.path.join(ROOT, "backends", "tflite-int8.json")))
     made = {}
-    for name, w in (("pt-int8", {}), ("pt-w4", {"bits": 4,
-                                                "range": [-7, 7]})):
+    for name, pt, w in (("pt-int8", True, {}),
+                        ("w4", False, {"bits": 4, "range": [-7, 7]}),
+                        ("pt-w4", True, {"bits": 4, "range": [-7, 7]}),
+                        ("w2", False, {"bits": 2, "range": [-1, 1]})):
         c = copy.deepcopy(base)
         c["name"] = name
-        c["description"] = "tflite-int8 with per-tensor weights" + (
-            ", 4-bit" if w else "")
-        c["weight"]["granularity"] = "per_tensor"
+        c["description"] = "tflite-int8 with %s%s weights" % (
+            "per-tensor" if pt else "per-channel",
+            ", %d-bit" % w["bits"] if w else "")
+        if pt:
+            c["weight"]["granularity"] = "per_tensor"
         c["weight"].update(w)
         path = os.path.join(out, name + ".json")
         with open(path, "w") as f:
@@ -90,6 +104,7 @@ def report(quill, model, backend, calib, flags, extra):
     sqnr = r["outputs"][0]["sqnr_db"]
     acc = r["accuracy"]
     return {"sqnr": sqnr, "acc": acc["quantized"] if acc else None,
+            "compiled": acc.get("compiled") if acc else None,
             "float": acc["float"] if acc else None,
             "pairs": sum(1 for x in r.get("accuracy_passes", [])
                          if x.startswith("equalize:")),
@@ -104,10 +119,13 @@ def fmt_db(v):
 
 def table(rows, with_acc):
     head = "| model | config | variant | " + (
-        "accuracy | " if with_acc else "") + "output SQNR dB | pairs | layers |"
+        "accuracy | compiled | " if with_acc else "") + \
+        "output SQNR dB | pairs | layers |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     for model, cfg, var, r in rows:
-        acc = ("%.4f | " % r["acc"]) if with_acc else ""
+        acc = ("%.4f | %s | " % (r["acc"], "%.4f" % r["compiled"]
+                                 if r["compiled"] is not None else "-")
+               if with_acc else "")
         lines.append(f"| {model} | {cfg} | {var} | {acc}{fmt_db(r['sqnr'])} | "
                      f"{r['pairs']} | {r['layers']} |")
     return "\n".join(lines) + "\n"
@@ -118,7 +136,7 @@ def main():
     ap.add_argument("quill")
     ap.add_argument("--out")
     ap.add_argument("--write")
-    ap.add_argument("--models", default="digits,mobilenet_v2")
+    ap.add_argument("--models", default="digits")
     ap.add_argument("--max-samples", type=int, default=0)
     a = ap.parse_args()
     quill = os.path.abspath(a.quill)
@@ -137,8 +155,8 @@ def main():
         ev = ["--eval", os.path.join(digits, "test_x.npy"),
               "--labels", os.path.join(digits, "test_y.npy")] + ms
         drows = []
-        for cfg in ["tflite-int8", "pt-int8", "power2", "pt-w4"]:
-            for var, flags in VARIANTS:
+        for cfg in DIGITS_CONFIGS:
+            for var, flags in VARIANTS + ADAROUND:
                 r = report(quill, dmodel, cfgs.get(cfg, cfg), dcalib, flags,
                            ev)
                 drows.append(("digits", cfg, var, r))

@@ -54,9 +54,9 @@ import glob
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -105,6 +105,14 @@ def ort_session(path, threads=2):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+def cpu_s():
+    """CPU seconds (user + sys) of this process, its threads and its waited-for
+    children: a preparation's cost that the machine's load does not change."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
 def variant_label(spec):
     """'BACKEND OPTS' as the table names it: a config file by its name, a
     long --keep-float list by its length."""
@@ -123,12 +131,12 @@ def quill_engine(build, model, spec, calib_dir, work):
     qir = os.path.join(work, "quill-%s.qir" % tag)
     obj = os.path.join(work, "quill-%s.o" % tag)
     so = os.path.join(work, "quill-%s.so" % tag)
-    t = time.perf_counter()
+    t = cpu_s()
     sh([os.path.join(build, "quill"), "quantize", model, "--backend", words[0],
         "--calib", calib_dir, "--input-shape", "x=1,3,48,320", "-o", qir] + words[1:])
     sh([os.path.join(build, "quill"), "compile", qir, "-o", obj, "--name", "m"])
     sh(["cc", "-shared", "-o", so, obj, "-lm"])
-    prep = time.perf_counter() - t
+    prep = cpu_s() - t
     hdr = open(obj[:-2] + ".h").read()
     scratch = int(re.search(r"M_SCRATCH_SIZE (\d+)", hdr).group(1))
     out_size = int(re.search(r"M_OUT0_SIZE (\d+)", hdr).group(1))
@@ -168,12 +176,12 @@ def calib_reader(calib):
 def ort_int8_engine(model, calib, work):
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     out = os.path.join(work, "ort-int8.onnx")
-    t = time.perf_counter()
+    t = cpu_s()
     quantize_static(model, out, calib_reader(calib), quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
     s = ort_session(out)
-    return (lambda x: s.run(None, {"x": x})[0]), time.perf_counter() - t
+    return (lambda x: s.run(None, {"x": x})[0]), cpu_s() - t
 
 
 def openvino_engine(model, calib, mode="default", calib_labels=None, chars=None):
@@ -184,7 +192,7 @@ def openvino_engine(model, calib, mode="default", calib_labels=None, chars=None)
     as validation, drops by at most 0.005)."""
     import nncf
     import openvino as ov
-    t = time.perf_counter()
+    t = cpu_s()
     core = ov.Core()
     m = core.read_model(model)
     m.reshape({"x": [1, 3, 48, 320]})
@@ -206,7 +214,7 @@ def openvino_engine(model, calib, mode="default", calib_labels=None, chars=None)
     else:
         q = nncf.quantize(m, data)
     c = core.compile_model(q, "CPU", {"INFERENCE_NUM_THREADS": 2})
-    return (lambda x: c(x)[0]), time.perf_counter() - t
+    return (lambda x: c(x)[0]), cpu_s() - t
 
 
 def aimet_engine(model, calib, scheme):
@@ -215,11 +223,11 @@ def aimet_engine(model, calib, scheme):
     AIMET's default, or tf_enhanced, its SQNR-searched ranges), evaluated as
     AIMET users do: its simulation session (fake quantization in float)."""
     from aimet_onnx.quantsim import QuantizationSimModel
-    t = time.perf_counter()
+    t = cpu_s()
     sim = QuantizationSimModel(onnx.load(model), param_type="int8",
                                activation_type="int8", quant_scheme=scheme)
     sim.compute_encodings([{"x": c[None]} for c in calib])
-    return (lambda x: sim.session.run(None, {"x": x})[0]), time.perf_counter() - t
+    return (lambda x: sim.session.run(None, {"x": x})[0]), cpu_s() - t
 
 
 def quark_engine(model, calib, work, qconfig):
@@ -228,11 +236,11 @@ def quark_engine(model, calib, work, qconfig):
     the same with AdaRound), its QDQ model run in onnxruntime."""
     import quark.onnx as quark
     out = os.path.join(work, "quark-%s.onnx" % qconfig.lower())
-    t = time.perf_counter()
+    t = cpu_s()
     quark.ModelQuantizer(getattr(quark, qconfig + "_QCONFIG")).quantize_model(
         model, out, calib_reader(calib))
     s = ort_session(out)
-    return (lambda x: s.run(None, {"x": x})[0]), time.perf_counter() - t
+    return (lambda x: s.run(None, {"x": x})[0]), cpu_s() - t
 
 
 def main():
@@ -340,7 +348,7 @@ def main():
             continue
         dist = total = exact = 0
         agree = steps = 0
-        ids_all = []
+        ids_all, errs = [], []
         for i, (x, lab) in enumerate(zip(xs, labels)):
             y = run(x[None])
             ids = y[0].argmax(-1)
@@ -349,20 +357,37 @@ def main():
                 agree += int(np.sum(ids == ref_ids[i]))
                 steps += ids.size
             text = decode(y[0], chars)
-            dist += edit_distance(text, lab)
+            errs.append(edit_distance(text, lab))
+            dist += errs[-1]
             total += len(lab)
             exact += text == lab
         if ref_ids is None:
             ref_ids = ids_all
         rows.append({"engine": name, "char_acc": 1 - dist / total,
+                     "line_errs": errs, "line_lens": [len(l) for l in labels],
                      "lines_exact": exact / len(labels),
                      "argmax_agree": agree / steps if steps else 1.0,
                      "prepare_s": round(prep, 1), "lines": len(labels),
                      "calib": len(calib)})
-        print(json.dumps(rows[-1]), flush=True)
+        print(json.dumps({k: v for k, v in rows[-1].items()
+                          if not k.startswith("line_")}), flush=True)
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
     return write_table(rows, a)
+
+
+def paired(ref, r):
+    """r's character accuracy minus ref's in points, with the standard error
+    of that difference over the lines (both engines read the same lines):
+    d_i = ref's errors - r's errors on line i; the difference is
+    sum(d) / sum(len) and its error sqrt(n var(d)) / sum(len)."""
+    if ref is None or r is ref or "line_errs" not in r or \
+            len(r["line_errs"]) != len(ref["line_errs"]):
+        return "-"
+    d = np.array(ref["line_errs"], float) - np.array(r["line_errs"], float)
+    total = float(sum(r["line_lens"]))
+    se = np.sqrt(len(d) * d.var(ddof=1)) / total if len(d) > 1 else 0.0
+    return "%+.2f +- %.2f" % (100 * d.sum() / total, 100 * se)
 
 
 def write_table(rows, a):
@@ -370,15 +395,16 @@ def write_table(rows, a):
     n = next((r for r in rows if "lines" in r), {"lines": a.lines, "calib": a.calib})
     out = ["PP-OCRv4 recognition (pretrained), %d rendered text lines, calibration "
            "on %d other lines:" % (n["lines"], n["calib"]), "",
-           "| engine | character accuracy | lines exact | argmax = float | quantize + compile s |",
-           "|---|---|---|---|---|"]
+           "| engine | character accuracy | against float, points | lines exact | argmax = float | quantize + compile CPU s |",
+           "|---|---|---|---|---|---|"]
+    ref = rows[0] if rows and "line_errs" in rows[0] else None
     for r in rows:
         if "error" in r:
-            out.append("| %s | fails: `%s` | | | |" % (r["engine"], r["error"]))
+            out.append("| %s | fails: `%s` | | | | |" % (r["engine"], r["error"]))
         else:
-            out.append("| %s | %.4f | %.3f | %.4f | %s |" % (
-                r["engine"], r["char_acc"], r["lines_exact"], r["argmax_agree"],
-                r["prepare_s"] or "-"))
+            out.append("| %s | %.4f | %s | %.3f | %.4f | %s |" % (
+                r["engine"], r["char_acc"], paired(ref, r), r["lines_exact"],
+                r["argmax_agree"], r["prepare_s"] or "-"))
     text = "\n".join(out) + "\n"
     print(text)
     if a.md:
