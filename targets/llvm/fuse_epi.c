@@ -24,9 +24,9 @@
  * after cg_requant_apply's requantization (the lanes are channels ch,
  * ch+1, ... as there). Bit-exact with the interpreter by construction, on
  * every instruction path (lit qmatmul-epi.test; randomized cases:
- * unit.test_llvm_qrandom, epi). The fused ops emit nothing themselves
- * (cg_epi_is_fused) and memplan makes the chain's last value live from the
- * qmatmul on.
+ * unit.test_llvm_qrandom_fused, epi). The fused ops emit nothing
+ * themselves (cg_epi_is_fused) and memplan makes the chain's last value
+ * live from the qmatmul on.
  *
  * A step joins the chain when the value before it has that one use (not
  * the return), its result has the same shape and every type is per

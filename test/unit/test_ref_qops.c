@@ -1,18 +1,18 @@
 /*
  * test_ref_qops.c - exactness of the reference kernels of the quantized
- * elementwise and data ops: qadd, qmul, lut, requantize (fixed point and
- * float), quantize's rounding, quantized avgpool / global_avgpool /
- * maxpool / pad / resize / concat (targets/reference/kernels_qelementwise.c,
- * kernels_quant.c, kernels_pool.c, kernels_shape.c, kernels_resize.c), and
- * the shared parameter arithmetic of ir/quant.c (quill_qadd_params_compute,
- * quill_div_round, quill_product_multiplier), and qlayer_norm's integer
- * steps (ir/qnorm.h: the square root, a row's m and s, one element, the
- * kernel on a hand-checked row).
+ * elementwise ops: qadd, qmul, lut, requantize (fixed point and float),
+ * quantize's rounding (targets/reference/kernels_qelementwise.c,
+ * kernels_quant.c), the shared parameter arithmetic of ir/quant.c
+ * (quill_qadd_params_compute, quill_div_round, quill_product_multiplier),
+ * and qlayer_norm's integer steps (ir/qnorm.h: the square root, a row's m
+ * and s, one element, the kernel on a hand-checked row). The quantized
+ * pooling and data-movement ops are test_ref_qops_pool.c.
  *
  * Hand-checked values cover every rounding policy on exact ties (positive
  * and negative), saturation at both ends, act_min/act_max, broadcasting and
- * zero-point handling. Randomized cross-checks compare every element with
- * formulas written here, independently of ir/quant.c:
+ * zero-point handling. Randomized cross-checks (each seeding rand() itself)
+ * compare every element with formulas written here, independently of
+ * ir/quant.c:
  *
  *   qadd/qmul tflite   a transliteration of TFLite's reference integer
  *                      kernels (integer_ops/add.h AddFunc, mul.h
@@ -21,124 +21,10 @@
  *                      the Prepare-time parameter formulas of add.cc/mul.cc)
  *   other policies     exact rational rounding (__int128)
  *   float paths        dequantize -> op -> quantize in f32
+ *
+ * Each op case is a one-op .qir function run by ref_qops_harness.h.
  */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "ir/qnorm.h"
-#include "ir/quant.h"
-#include "targets/reference/ref.h"
-#include "test/unit/check.h"
-
-/* ---- harness: a one-op function, arguments filled, the op evaluated ------ */
-
-typedef struct run {
-  quill_context *ctx;
-  quill_module *m;
-  quill_op *op;
-  quill_tensor args[4];
-  unsigned nargs;
-  quill_tensor in[4];
-  quill_tensor out[2];
-  unsigned nout;
-  quill_status st;
-  char diag[512];
-} run;
-
-static void capture(void *ud, quill_loc loc, quill_diag_severity sev,
-                    const char *msg) {
-  (void)loc;
-  (void)sev;
-  run *r = ud;
-  snprintf(r->diag, sizeof r->diag, "%s", msg);
-}
-
-static void run_free(run *r) {
-  for (unsigned i = 0; i < r->nout; i++)
-    quill_tensor_free(r->ctx, &r->out[i]);
-  for (unsigned i = 0; i < r->nargs; i++)
-    quill_tensor_free(r->ctx, &r->args[i]);
-  if (r->m)
-    quill_module_destroy(r->m);
-  quill_context_destroy(r->ctx);
-  memset(r, 0, sizeof *r);
-}
-
-static bool setup(run *r, const char *src) {
-  memset(r, 0, sizeof *r);
-  r->ctx = quill_context_create(NULL, NULL);
-  quill_diag_set_handler(r->ctx, capture, r);
-  r->m = quill_parse_module(r->ctx, src, strlen(src), "test.qir", 0);
-  if (!r->m || quill_verify_module(r->m) != QUILL_OK) {
-    fprintf(stderr, "invalid test IR: %s\n%s\n", r->diag, src);
-    return false;
-  }
-  quill_graph *g = quill_module_graph(r->m, 0);
-  QUILL_GRAPH_FOREACH(g, op) {
-    r->op = op;
-    break;
-  }
-  r->nargs = quill_graph_num_args(g);
-  for (unsigned i = 0; i < r->nargs; i++)
-    if (quill_tensor_alloc(r->ctx, quill_value_type(quill_graph_arg(g, i)),
-                           &r->args[i]))
-      return false;
-  for (unsigned j = 0; j < quill_op_num_operands(r->op); j++)
-    for (unsigned i = 0; i < r->nargs; i++)
-      if (quill_op_operand(r->op, j) == quill_graph_arg(g, i))
-        r->in[j] = r->args[i];
-  r->nout = quill_op_num_results(r->op);
-  if (quill_ref_outputs_alloc(r->ctx, r->op, r->out)) {
-    r->nout = 0;
-    return false;
-  }
-  return true;
-}
-
-static void set_values(quill_tensor *t, const double *v, size_t n) {
-  for (size_t i = 0; i < n && i < quill_tensor_num_elements(t); i++)
-    quill_tensor_set_f64(t, i, v[i]);
-}
-
-#define V(...) ((const double[]){__VA_ARGS__})
-#define N(a) (sizeof(a) / sizeof(double))
-
-/* Run src with argument values a (and b); compare output 0 with want. */
-static void expect(const char *src, const double *a, size_t na,
-                   const double *b, size_t nb, const double *want, size_t nw,
-                   int line) {
-  run r;
-  bool ok = setup(&r, src);
-  if (ok) {
-    set_values(&r.args[0], a, na);
-    if (r.nargs > 1)
-      set_values(&r.args[1], b, nb);
-    r.st = quill_ref_eval_op(r.ctx, r.op, r.in, r.out);
-    ok = r.st == QUILL_OK && quill_tensor_num_elements(&r.out[0]) == nw;
-    if (!ok)
-      fprintf(stderr, "  status %d, diag '%s'\n", (int)r.st, r.diag);
-    for (size_t i = 0; ok && i < nw; i++) {
-      double got = quill_tensor_get_f64(&r.out[0], i);
-      if (got != want[i]) {
-        fprintf(stderr, "  element %zu: got %g, want %g\n", i, got, want[i]);
-        ok = false;
-      }
-    }
-  }
-  if (!ok)
-    fprintf(stderr, "  (case at line %d)\n", line);
-  CHECK(ok);
-  run_free(&r);
-}
-#define EXPECT1(src, a, want)                                                 \
-  expect(src, a, N(a), NULL, 0, want, N(want), __LINE__)
-#define EXPECT2(src, a, b, want)                                              \
-  expect(src, a, N(a), b, N(b), want, N(want), __LINE__)
-
-static const char *const policies[] = {"half_even", "half_away", "half_up",
-                                       "tflite"};
+#include "test/unit/ref_qops_harness.h"
 
 /* ---- an independent TFLite transliteration ------------------------------- */
 
@@ -630,192 +516,7 @@ static void test_quantize_rounding(void) {
           V(0.25, -10, 1000), V(3, 0, 255));
 }
 
-/* ---- quantized pooling and data movement --------------------------------- */
 
-static void test_qpool(void) {
-  char src[1024];
-  /* 1x1x2x4, 2x2 windows stride 2: sums 2+3+6+7 = 18 -> 4.5,
-   * -1-2-3-4 = -10 -> -2.5 */
-  const double x[] = {2, 3, -1, -2, 6, 7, -3, -4};
-  const double *want[] = {V(4, -2), V(5, -3), V(5, -2), V(5, -3)};
-  for (int p = 0; p < 4; p++) {
-    snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x1x2x4x!quant.uniform<i8:f32, 0.1:0>>) -> "
-             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:0>> {\n"
-             "  %%y = avgpool %%x {kernel_shape = [2, 2], strides = [2, 2], "
-             "rounding = \"%s\"} : "
-             "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:0>>\n  return %%y\n}\n",
-             policies[p]);
-    expect(src, x, 8, NULL, 0, want[p], 2, __LINE__);
-    snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x2x1x2x!quant.uniform<i8:f32, 0.1:0>>) -> "
-             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>> {\n"
-             "  %%y = global_avgpool %%x {rounding = \"%s\"} : "
-             "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>>\n  return %%y\n}\n",
-             policies[p]);
-    /* planes [2, 3] -> 2.5 and [-1, -2] -> -1.5 */
-    const double *gw[] = {V(2, -2), V(3, -2), V(3, -1), V(3, -2)};
-    expect(src, x, 4, NULL, 0, gw[p], 2, __LINE__);
-  }
-  /* An odd zero point: tflite rounds the stored sum (2+3+4+5 = 14: (14 +
-   * 2) / 4 = 4), the other policies the centered average (14 + 20 = 34:
-   * 8.5, half_even 8, so 8 - 5 = 3). */
-  const double *zw[] = {V(3), V(4), V(4), V(4)};
-  for (int p = 0; p < 4; p++) {
-    snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x1x2x2x!quant.uniform<i8:f32, 0.1:-5>>) -> "
-             "tensor<1x1x1x1x!quant.uniform<i8:f32, 0.1:-5>> {\n"
-             "  %%y = avgpool %%x {kernel_shape = [2, 2], rounding = \"%s\"} "
-             ": tensor<1x1x1x1x!quant.uniform<i8:f32, 0.1:-5>>\n"
-             "  return %%y\n}\n",
-             policies[p]);
-    expect(src, V(2, 3, 4, 5), 4, NULL, 0, zw[p], 1, __LINE__);
-  }
-  /* A requantizing global mean: (x - 3) sums 2+4+6+8 = 20 and 0; s_x / (n
-   * s_y) = 0.5 / (4 * 0.25) = 0.5: 10 and 0, + zp 7. Fixed point with
-   * multiplier 2^30, shift 0 (0.5), tflite: the second plane sums -3, and
-   * gemmlowp's doubling high multiply rounds -1.5 toward zero: -1. */
-  EXPECT1("func @f(%x: tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>) -> "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>> {\n"
-          "  %y = global_avgpool %x : "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>>\n  return %y\n}\n",
-          V(5, 7, 9, 11, 3, 3, 3, 3), V(17, 7));
-  EXPECT1("func @f(%x: tensor<1x2x2x2x!quant.uniform<i8:f32, 0.5:3>>) -> "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>> {\n"
-          "  %y = global_avgpool %x {multiplier = [1073741824], shift = [0], "
-          "rounding = \"tflite\"} : "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.25:7>>\n  return %y\n}\n",
-          V(5, 7, 9, 11, 0, 3, 3, 3), V(17, 6));
-  /* count_include_pad: padding counts as the zero point (-5). 1x1x1x2,
-   * kernel [1, 3], pads [0, 1, 0, 1]: windows (pad, 4, 6) and (4, 6, pad):
-   * (-5 + 4 + 6) / 3 = 1.67 -> 2 ; without: (4 + 6) / 2 = 5 */
-  EXPECT1("func @f(%x: tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>>) -> "
-          "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>> {\n"
-          "  %y = avgpool %x {kernel_shape = [1, 3], pads = [0, 1, 0, 1], "
-          "count_include_pad = 1} : "
-          "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>>\n  return %y\n}\n",
-          V(4, 6), V(2, 2));
-  EXPECT1("func @f(%x: tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>>) -> "
-          "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>> {\n"
-          "  %y = avgpool %x {kernel_shape = [1, 3], pads = [0, 1, 0, 1]} : "
-          "tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:-5>>\n  return %y\n}\n",
-          V(4, 6), V(5, 5));
-  /* maxpool on storage (u8) */
-  EXPECT1("func @f(%x: tensor<1x1x2x2x!quant.uniform<u8:f32, 0.1:100>>) -> "
-          "tensor<1x1x1x1x!quant.uniform<u8:f32, 0.1:100>> {\n"
-          "  %y = maxpool %x {kernel_shape = [2, 2]} : "
-          "tensor<1x1x1x1x!quant.uniform<u8:f32, 0.1:100>>\n  return %y\n}\n",
-          V(3, 250, 99, 100), V(250));
-  EXPECT1("func @f(%x: tensor<1x2x1x2x!quant.uniform<i8:f32, 0.1:0>>) -> "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>> {\n"
-          "  %y = global_maxpool %x : "
-          "tensor<1x2x1x1x!quant.uniform<i8:f32, 0.1:0>>\n  return %y\n}\n",
-          V(-3, -7, 5, 1), V(-3, 5));
-}
-
-static void test_qdata(void) {
-  /* pad: the zero point fills */
-  EXPECT1("func @f(%x: tensor<2x!quant.uniform<u8:f32, 0.1:17>>) -> "
-          "tensor<4x!quant.uniform<u8:f32, 0.1:17>> {\n"
-          "  %y = pad %x {pads = [1, 1]} : "
-          "tensor<4x!quant.uniform<u8:f32, 0.1:17>>\n  return %y\n}\n",
-          V(3, 200), V(17, 3, 200, 17));
-  EXPECT1("func @f(%x: tensor<2x!quant.uniform<u8:f32, 0.1:17>>) -> "
-          "tensor<4x!quant.uniform<u8:f32, 0.1:17>> {\n"
-          "  %y = pad %x {pads = [1, 1], mode = \"edge\"} : "
-          "tensor<4x!quant.uniform<u8:f32, 0.1:17>>\n  return %y\n}\n",
-          V(3, 200), V(3, 3, 200, 200));
-  /* resize nearest: stored values picked */
-  EXPECT1("func @f(%x: tensor<1x1x1x2x!quant.uniform<i8:f32, 0.1:3>>) -> "
-          "tensor<1x1x1x4x!quant.uniform<i8:f32, 0.1:3>> {\n"
-          "  %y = resize %x {mode = \"nearest\", "
-          "coordinate_transformation_mode = \"asymmetric\", nearest_mode = "
-          "\"floor\"} : tensor<1x1x1x4x!quant.uniform<i8:f32, 0.1:3>>\n"
-          "  return %y\n}\n",
-          V(-7, 9), V(-7, -7, 9, 9));
-  /* concat and transpose move stored bytes */
-  EXPECT2("func @f(%a: tensor<2x!quant.uniform<i8:f32, 0.1:3>>, "
-          "%b: tensor<1x!quant.uniform<i8:f32, 0.1:3>>) -> "
-          "tensor<3x!quant.uniform<i8:f32, 0.1:3>> {\n"
-          "  %y = concat %a, %b {axis = 0} : "
-          "tensor<3x!quant.uniform<i8:f32, 0.1:3>>\n  return %y\n}\n",
-          V(-1, 2), V(-128), V(-1, 2, -128));
-  EXPECT1("func @f(%x: tensor<2x2x!quant.uniform<i8:f32, 0.1:3>>) -> "
-          "tensor<2x2x!quant.uniform<i8:f32, 0.1:3>> {\n"
-          "  %y = transpose %x {perm = [1, 0]} : "
-          "tensor<2x2x!quant.uniform<i8:f32, 0.1:3>>\n  return %y\n}\n",
-          V(1, 2, 3, 4), V(1, 3, 2, 4));
-}
-
-/* Randomized quantized avgpool against a naive formula. */
-static void test_qpool_random(void) {
-  srand(9);
-  char src[1024];
-  for (int it = 0; it < 40; it++) {
-    int h = rand() % 5 + 3, w = rand() % 5 + 3, k = rand() % 2 + 2;
-    int pad = rand() % 2, zp = rand() % 40 - 20;
-    int inc = rand() % 2;
-    quill_rounding pol = (quill_rounding)(it % 4);
-    int oh = (h + 2 * pad - k) / 1 + 1, ow = (w + 2 * pad - k) + 1;
-    snprintf(src, sizeof src,
-             "func @f(%%x: tensor<1x1x%dx%dx!quant.uniform<i8:f32, 0.1:%d>>) "
-             "-> tensor<1x1x%dx%dx!quant.uniform<i8:f32, 0.1:%d>> {\n"
-             "  %%y = avgpool %%x {kernel_shape = [%d, %d], pads = [%d, %d, "
-             "%d, %d], count_include_pad = %d, rounding = \"%s\"} : "
-             "tensor<1x1x%dx%dx!quant.uniform<i8:f32, 0.1:%d>>\n"
-             "  return %%y\n}\n",
-             h, w, zp, oh, ow, zp, k, k, pad, pad, pad, pad, inc,
-             policies[pol], oh, ow, zp);
-    run r;
-    if (!setup(&r, src)) {
-      CHECK(!"setup");
-      run_free(&r);
-      continue;
-    }
-    int xv[64];
-    for (int i = 0; i < h * w; i++) {
-      xv[i] = rand() % 256 - 128;
-      quill_tensor_set_i64(&r.args[0], (size_t)i, xv[i]);
-    }
-    CHECK(quill_ref_eval_op(r.ctx, r.op, r.in, r.out) == QUILL_OK);
-    int bad = 0;
-    for (int oy = 0; oy < oh; oy++)
-      for (int ox = 0; ox < ow; ox++) {
-        long s = 0, n = 0;
-        for (int i = 0; i < k; i++)
-          for (int j = 0; j < k; j++) {
-            int y = oy - pad + i, x = ox - pad + j;
-            if (y >= 0 && y < h && x >= 0 && x < w) {
-              s += xv[y * w + x];
-              n++;
-            } else if (inc) {
-              s += zp;
-              n++;
-            }
-          }
-        long want;
-        if (pol == QUILL_ROUND_TFLITE)
-          want = s > 0 ? (s + n / 2) / n : (s - n / 2) / n;
-        else {
-          /* the centered average, exact enough to find ties */
-          double q = (double)(s - n * zp) / (double)n;
-          double fl = floor(q);
-          if (q - fl != 0.5)
-            want = (long)floor(q + 0.5);
-          else
-            want = pol == QUILL_ROUND_HALF_UP     ? (long)fl + 1
-                   : pol == QUILL_ROUND_HALF_AWAY ? (fl >= 0 ? (long)fl + 1
-                                                             : (long)fl)
-                   : ((long)fl & 1)               ? (long)fl + 1
-                                                  : (long)fl;
-          want += zp;
-        }
-        bad += quill_tensor_get_i64(&r.out[0], (size_t)(oy * ow + ox)) != want;
-      }
-    CHECK(bad == 0);
-    run_free(&r);
-  }
-}
 
 /* qlayer_norm (ir/qnorm.h). The row (x - zx) = (1, -1): S = 0, Q = 2,
  * V = 2*2 - 0 + 0 = 4, b = 3, k = 29, W = 2^60, R = 2^30, m = 2^31,
@@ -871,9 +572,6 @@ int main(void) {
   test_lut();
   test_requantize();
   test_quantize_rounding();
-  test_qpool();
-  test_qdata();
-  test_qpool_random();
   printf("test_ref_qops: %d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }
