@@ -30,6 +30,16 @@
 #define CHUNK 16384
 #define TILE 16
 #define TILE_INNER 64
+/* Estimated single-thread time (cg_stage_work, which decides whether a
+ * stage goes to the pool): ns per element of an arithmetic map; ns per
+ * byte of a copy or fill whose inner loop is contiguous in every view
+ * (vector loads and stores: the encoder's 16-64K-byte slices and reshapes
+ * took 0.4-0.6 us, about 0.03 ns per byte, where 0.5 ns per element sent
+ * them to the pool at 8-32 us); ns per element of any other copy
+ * (strided or tiled). */
+#define NS_MAP 0.5
+#define NS_COPY_CONTIG_BYTE 0.03
+#define NS_COPY_STRIDED 0.25
 
 /* The dim (of the merged D/S, m dims) to tile a transposing map along,
  * or -1: an input that is neither contiguous nor broadcast along the
@@ -48,6 +58,9 @@ static int tile_dim(unsigned m, unsigned na, int64_t S[][QUILL_MAX_RANK + 1],
   }
   return -1;
 }
+
+static LLVMValueRef copy_fn(cg *c, void *ud, LLVMValueRef *in);
+static LLVMValueRef fill_fn(cg *c, void *ud, LLVMValueRef *in);
 
 cg_view cg_view_broadcast(const cg_view *v, unsigned rank,
                           const int64_t *dims) {
@@ -293,7 +306,16 @@ void cg_map(cg *c, const char *name, const cg_view *out, unsigned nin,
   double elems = 1;
   for (unsigned k = 0; k < m; k++)
     elems *= (double)D[k];
-  cg_stage_work(c, 0.5 * elems);
+  double per = NS_MAP;
+  if (fn == copy_fn || fn == fill_fn) {
+    bool contig = tk < 0;
+    for (unsigned a = 0; a < na; a++)
+      contig = contig && (S[a][m - 1] == 1 || (a > 0 && S[a][m - 1] == 0));
+    per = contig ? NS_COPY_CONTIG_BYTE *
+                       (double)quill_type_elem_bytes(cg_storage(out->elem))
+                 : NS_COPY_STRIDED;
+  }
+  cg_stage_work(c, per * elems);
   LLVMValueRef base[MAXV];
   LLVMTypeRef et[MAXV];
   for (unsigned a = 0; a < na; a++) {
