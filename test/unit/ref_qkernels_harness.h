@@ -1,10 +1,7 @@
 /*
  * ref_qkernels_harness.h - shared by test_ref_qkernels.c and
- * test_ref_qkernels_random.c: a one-op .qir function parsed (and
- * verified, unless setup_ex is told not to), its graph arguments allocated
- * zeroed and bound to the op's operands, the op's outputs allocated, and
- * the op evaluated with quill_ref_eval_op; the context's diagnostics are
- * captured into run.diag for the failure messages.
+ * test_ref_qkernels_random.c: ref_op_harness.h's one-op harness and eval(),
+ * the op evaluated with quill_ref_eval_op into run.st.
  */
 #ifndef QUILL_TEST_UNIT_REF_QKERNELS_HARNESS_H
 #define QUILL_TEST_UNIT_REF_QKERNELS_HARNESS_H
@@ -18,76 +15,9 @@
 #include "ir/quant.h"
 #include "targets/reference/ref.h"
 #include "test/unit/check.h"
+#include "test/unit/ref_op_harness.h"
 
 /* ---- harness ------------------------------------------------------------- */
-
-typedef struct run {
-  quill_context *ctx;
-  quill_module *m;
-  quill_op *op;
-  quill_tensor args[4];
-  unsigned nargs;
-  quill_tensor in[4];   /* the op's operands (views of args) */
-  quill_tensor out[3];
-  unsigned nout;
-  quill_status st;
-  char diag[512];
-} run;
-
-static void capture(void *ud, quill_loc loc, quill_diag_severity sev,
-                    const char *msg) {
-  (void)loc;
-  (void)sev;
-  run *r = ud;
-  snprintf(r->diag, sizeof r->diag, "%s", msg);
-}
-
-static void run_free(run *r) {
-  for (unsigned i = 0; i < r->nout; i++)
-    quill_tensor_free(r->ctx, &r->out[i]);
-  for (unsigned i = 0; i < r->nargs; i++)
-    quill_tensor_free(r->ctx, &r->args[i]);
-  if (r->m)
-    quill_module_destroy(r->m);
-  quill_context_destroy(r->ctx);
-  memset(r, 0, sizeof *r);
-}
-
-/* Parse and (if `verify`) verify src, allocate zeroed graph arguments and
- * the outputs of its first op. False (with a message) if the harness
- * fails. */
-static bool setup_ex(run *r, const char *src, bool verify) {
-  memset(r, 0, sizeof *r);
-  r->ctx = quill_context_create(NULL, NULL);
-  quill_diag_set_handler(r->ctx, capture, r);
-  r->m = quill_parse_module(r->ctx, src, strlen(src), "test.qir", 0);
-  if (!r->m || (verify && quill_verify_module(r->m) != QUILL_OK)) {
-    fprintf(stderr, "invalid test IR: %s\n%s\n", r->diag, src);
-    return false;
-  }
-  quill_graph *g = quill_module_graph(r->m, 0);
-  QUILL_GRAPH_FOREACH(g, op) {
-    r->op = op;
-    break;
-  }
-  r->nargs = quill_graph_num_args(g);
-  for (unsigned i = 0; i < r->nargs; i++)
-    if (quill_tensor_alloc(r->ctx, quill_value_type(quill_graph_arg(g, i)),
-                           &r->args[i]))
-      return false;
-  for (unsigned j = 0; j < quill_op_num_operands(r->op); j++)
-    for (unsigned i = 0; i < r->nargs; i++)
-      if (quill_op_operand(r->op, j) == quill_graph_arg(g, i))
-        r->in[j] = r->args[i];
-  r->nout = quill_op_num_results(r->op);
-  if (quill_ref_outputs_alloc(r->ctx, r->op, r->out)) {
-    r->nout = 0;
-    return false;
-  }
-  return true;
-}
-
-static bool setup(run *r, const char *src) { return setup_ex(r, src, true); }
 
 static quill_status eval(run *r) {
   return r->st = quill_ref_eval_op(r->ctx, r->op, r->in, r->out);

@@ -1,8 +1,7 @@
 /*
  * ref_qops_harness.h - shared by test_ref_qops.c and test_ref_qops_pool.c:
- * a one-op .qir function parsed and verified, its graph arguments
- * allocated and bound to the op's operands, the op's outputs allocated
- * (setup), the op evaluated with quill_ref_eval_op; EXPECT1/EXPECT2 fill
+ * ref_op_harness.h's one-op harness (setup), the op evaluated with
+ * quill_ref_eval_op; EXPECT1/EXPECT2 fill
  * one or two arguments from value lists (V(...)), evaluate, and compare
  * output 0 element for element with the expected values (one check each,
  * check.h; the failing case's line is printed). policies[] names the
@@ -20,71 +19,9 @@
 #include "ir/quant.h"
 #include "targets/reference/ref.h"
 #include "test/unit/check.h"
+#include "test/unit/ref_op_harness.h"
 
 /* ---- harness: a one-op function, arguments filled, the op evaluated ------ */
-
-typedef struct run {
-  quill_context *ctx;
-  quill_module *m;
-  quill_op *op;
-  quill_tensor args[4];
-  unsigned nargs;
-  quill_tensor in[4];
-  quill_tensor out[2];
-  unsigned nout;
-  quill_status st;
-  char diag[512];
-} run;
-
-static void capture(void *ud, quill_loc loc, quill_diag_severity sev,
-                    const char *msg) {
-  (void)loc;
-  (void)sev;
-  run *r = ud;
-  snprintf(r->diag, sizeof r->diag, "%s", msg);
-}
-
-static void run_free(run *r) {
-  for (unsigned i = 0; i < r->nout; i++)
-    quill_tensor_free(r->ctx, &r->out[i]);
-  for (unsigned i = 0; i < r->nargs; i++)
-    quill_tensor_free(r->ctx, &r->args[i]);
-  if (r->m)
-    quill_module_destroy(r->m);
-  quill_context_destroy(r->ctx);
-  memset(r, 0, sizeof *r);
-}
-
-static bool setup(run *r, const char *src) {
-  memset(r, 0, sizeof *r);
-  r->ctx = quill_context_create(NULL, NULL);
-  quill_diag_set_handler(r->ctx, capture, r);
-  r->m = quill_parse_module(r->ctx, src, strlen(src), "test.qir", 0);
-  if (!r->m || quill_verify_module(r->m) != QUILL_OK) {
-    fprintf(stderr, "invalid test IR: %s\n%s\n", r->diag, src);
-    return false;
-  }
-  quill_graph *g = quill_module_graph(r->m, 0);
-  QUILL_GRAPH_FOREACH(g, op) {
-    r->op = op;
-    break;
-  }
-  r->nargs = quill_graph_num_args(g);
-  for (unsigned i = 0; i < r->nargs; i++)
-    if (quill_tensor_alloc(r->ctx, quill_value_type(quill_graph_arg(g, i)),
-                           &r->args[i]))
-      return false;
-  for (unsigned j = 0; j < quill_op_num_operands(r->op); j++)
-    for (unsigned i = 0; i < r->nargs; i++)
-      if (quill_op_operand(r->op, j) == quill_graph_arg(g, i))
-        r->in[j] = r->args[i];
-  r->nout = quill_op_num_results(r->op);
-  if (quill_ref_outputs_alloc(r->ctx, r->op, r->out)) {
-    r->nout = 0;
-    return false;
-  }
-  return true;
-}
 
 static void set_values(quill_tensor *t, const double *v, size_t n) {
   for (size_t i = 0; i < n && i < quill_tensor_num_elements(t); i++)

@@ -18,63 +18,7 @@
 
 #include "targets/reference/ref.h"
 #include "test/unit/check.h"
-
-typedef struct run {
-  quill_context *ctx;
-  quill_module *m;
-  quill_op *op;
-  quill_tensor args[4];
-  unsigned nargs;
-  quill_tensor in[4];
-  quill_tensor out[1];
-  quill_status st;
-  char diag[512];
-} run;
-
-static void capture(void *ud, quill_loc loc, quill_diag_severity sev,
-                    const char *msg) {
-  (void)loc;
-  (void)sev;
-  run *r = ud;
-  snprintf(r->diag, sizeof r->diag, "%s", msg);
-}
-
-static void run_free(run *r) {
-  quill_tensor_free(r->ctx, &r->out[0]);
-  for (unsigned i = 0; i < r->nargs; i++)
-    quill_tensor_free(r->ctx, &r->args[i]);
-  if (r->m)
-    quill_module_destroy(r->m);
-  quill_context_destroy(r->ctx);
-  memset(r, 0, sizeof *r);
-}
-
-/* Parse and verify src; allocate its arguments and the first op's result. */
-static bool setup(run *r, const char *src) {
-  memset(r, 0, sizeof *r);
-  r->ctx = quill_context_create(NULL, NULL);
-  quill_diag_set_handler(r->ctx, capture, r);
-  r->m = quill_parse_module(r->ctx, src, strlen(src), "test.qir", 0);
-  if (!r->m || quill_verify_module(r->m) != QUILL_OK) {
-    fprintf(stderr, "invalid test IR: %s\n%s\n", r->diag, src);
-    return false;
-  }
-  quill_graph *g = quill_module_graph(r->m, 0);
-  QUILL_GRAPH_FOREACH(g, op) {
-    r->op = op;
-    break;
-  }
-  r->nargs = quill_graph_num_args(g);
-  for (unsigned i = 0; i < r->nargs; i++)
-    if (quill_tensor_alloc(r->ctx, quill_value_type(quill_graph_arg(g, i)),
-                           &r->args[i]))
-      return false;
-  for (unsigned j = 0; j < quill_op_num_operands(r->op); j++)
-    for (unsigned i = 0; i < r->nargs; i++)
-      if (quill_op_operand(r->op, j) == quill_graph_arg(g, i))
-        r->in[j] = r->args[i];
-  return quill_ref_outputs_alloc(r->ctx, r->op, r->out) == QUILL_OK;
-}
+#include "test/unit/ref_op_harness.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) {
