@@ -21,6 +21,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/shape.h"
 #include "passes/layer_data.h"
 
 static const quill_attr *float_constant(const quill_value *v) {
@@ -213,9 +214,10 @@ quill_status quill_layer_write(quill_context *ctx, quill_layer *L,
 
 /* ---- statistics over the calibration data ----------------------------- */
 
-/* A conv2d's window geometry, for the per-tap means. */
+/* A conv2d's window over its input plane (H x W -> OH x OW), for the
+ * per-tap means. */
 typedef struct conv_geom {
-  int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+  int64_t H, W, OH, OW, kh, kw, sh, sw, pt, pl, dh, dw;
 } conv_geom;
 
 typedef struct stats_run {
@@ -226,52 +228,47 @@ typedef struct stats_run {
   conv_geom *geom;  /* per value (kh 0: no taps) */
   double *tap_count; /* output positions seen, for each value */
   double *plane, *rows; /* scratch: one channel plane, kw x H row sums */
+  quill_context *ctx;
 } stats_run;
 
-static int64_t attr_at(const quill_op *op, const char *name, unsigned i,
-                       int64_t dflt) {
-  int64_t v[4];
-  int64_t n = quill_op_attr_ints(op, name, v, 4);
-  return n > (int64_t)i ? v[i] : dflt;
-}
-
-/* The window of conv (rank-4 weight), or kh = 0 if it is not one. */
+/* The window of conv over its static input shape (the shape code's own
+ * reading of strides, pads, dilations and auto_pad), or kh = 0 if conv is
+ * not a conv2d with static 4-D shapes. */
 static conv_geom geom_of(const quill_op *conv) {
   conv_geom g = {0};
-  quill_type *wt = conv && quill_op_opcode(conv) == QUILL_OP_CONV2D
-                       ? quill_value_type(quill_op_operand(conv, 1))
-                       : NULL;
-  if (!wt || quill_type_rank(wt) != 4)
+  if (!conv || quill_op_opcode(conv) != QUILL_OP_CONV2D)
     return g;
-  g.kh = quill_type_dim(wt, 2);
-  g.kw = quill_type_dim(wt, 3);
-  g.sh = attr_at(conv, "strides", 0, 1);
-  g.sw = attr_at(conv, "strides", 1, 1);
-  g.pt = attr_at(conv, "pads", 0, 0);
-  g.pl = attr_at(conv, "pads", 1, 0);
-  g.pb = attr_at(conv, "pads", 2, g.pt);
-  g.pr = attr_at(conv, "pads", 3, g.pl);
-  g.dh = attr_at(conv, "dilations", 0, 1);
-  g.dw = attr_at(conv, "dilations", 1, 1);
-  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
-    g.kh = 0;
+  const quill_type *xt = quill_value_type(quill_op_operand(conv, 0));
+  const quill_type *wt = quill_value_type(quill_op_operand(conv, 1));
+  quill_window w;
+  quill_shape xs, ws, os;
+  if (quill_type_rank(xt) != 4 || quill_type_rank(wt) != 4 ||
+      !quill_window_of_conv(conv, xt, wt, false, &w))
+    return g;
+  quill_shape_of(xt, &xs);
+  quill_shape_of(wt, &ws);
+  if (!quill_shape_conv(&xs, &ws, &w, &os, NULL))
+    return g;
+  for (unsigned d = 2; d < 4; d++)
+    if (xs.dims[d] < 1 || ws.dims[d] < 1 || os.dims[d] < 1)
+      return g;
+  g = (conv_geom){xs.dims[2], xs.dims[3], os.dims[2], os.dims[3],
+                  ws.dims[2], ws.dims[3], w.strides[0], w.strides[1],
+                  w.pads[0], w.pads[1], w.dilations[0], w.dilations[1]};
   return g;
 }
 
 /* Add what each tap of g reads over the output positions of one channel
- * plane x (H x W) to tap[kh * kw]; rows: kw * H scratch. Separable: the
- * row sums over each tap column's input columns first, then over each
- * tap row's input rows. Returns the output positions (OH * OW). */
-static double tap_sums(const conv_geom *g, const double *x, int64_t H,
-                       int64_t W, double *rows, double *tap) {
-  int64_t oh = (H + g->pt + g->pb - g->dh * (g->kh - 1) - 1) / g->sh + 1;
-  int64_t ow = (W + g->pl + g->pr - g->dw * (g->kw - 1) - 1) / g->sw + 1;
-  if (oh < 1 || ow < 1)
-    return 0.0;
+ * plane x (g->H x g->W) to tap[kh * kw]; rows: kw * H scratch. Separable:
+ * the row sums over each tap column's input columns first, then over each
+ * tap row's input rows. */
+static void tap_sums(const conv_geom *g, const double *x, double *rows,
+                     double *tap) {
+  int64_t H = g->H, W = g->W;
   for (int64_t kj = 0; kj < g->kw; kj++)
     for (int64_t h = 0; h < H; h++) {
       double s = 0.0;
-      for (int64_t o = 0; o < ow; o++) {
+      for (int64_t o = 0; o < g->OW; o++) {
         int64_t w = o * g->sw - g->pl + kj * g->dw;
         if (w >= 0 && w < W)
           s += x[h * W + w];
@@ -281,33 +278,39 @@ static double tap_sums(const conv_geom *g, const double *x, int64_t H,
   for (int64_t ki = 0; ki < g->kh; ki++)
     for (int64_t kj = 0; kj < g->kw; kj++) {
       double s = 0.0;
-      for (int64_t o = 0; o < oh; o++) {
+      for (int64_t o = 0; o < g->OH; o++) {
         int64_t h = o * g->sh - g->pt + ki * g->dh;
         if (h >= 0 && h < H)
           s += rows[kj * H + h];
       }
       tap[ki * g->kw + kj] += s;
     }
-  return (double)(oh * ow);
 }
 
-/* The per-tap sums of value k's tensor t (N x C x H x W). */
+/* The per-tap sums of value k's tensor t (N x C x H x W). A tensor of
+ * another plane size than the static one the scratch was sized for
+ * (dynamic dims) drops value k's per-tap means: the channel means stand
+ * for every tap then. */
 static void add_taps(stats_run *r, size_t k, const quill_tensor *t) {
   const conv_geom *g = &r->geom[k];
+  quill_chan_stats *o = &r->out[k];
   quill_type *ty = t->type;
+  if (quill_type_rank(ty) != 4 || quill_type_dim(ty, 2) != g->H ||
+      quill_type_dim(ty, 3) != g->W) {
+    quill_free(r->ctx, o->tap_mean, o->channels * o->taps * sizeof(double));
+    o->tap_mean = NULL;
+    return;
+  }
   int64_t N = quill_type_dim(ty, 0), C = quill_type_dim(ty, 1);
-  int64_t H = quill_type_dim(ty, 2), W = quill_type_dim(ty, 3);
-  size_t plane = (size_t)(H * W);
-  double pos = 0.0;
+  size_t plane = (size_t)(g->H * g->W);
   for (int64_t n = 0; n < N; n++)
-    for (int64_t c = 0; c < C; c++) {
+    for (int64_t c = 0; c < C && (size_t)c < o->channels; c++) {
       size_t base = (size_t)(n * C + c) * plane;
       for (size_t i = 0; i < plane; i++)
         r->plane[i] = quill_tensor_get_f64(t, base + i);
-      pos = tap_sums(g, r->plane, H, W, r->rows,
-                     r->out[k].tap_mean + (size_t)c * r->out[k].taps);
+      tap_sums(g, r->plane, r->rows, o->tap_mean + (size_t)c * o->taps);
     }
-  r->tap_count[k] += pos * (double)N;
+  r->tap_count[k] += (double)(g->OH * g->OW * N);
 }
 
 static quill_status on_op(void *ud, const quill_op *op,
@@ -372,7 +375,7 @@ quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
   memset(out, 0, n * sizeof *out);
   quill_calib_dataset *ds = NULL, *owned = NULL;
   quill_status st = get_data(ps, who, g, &ds, &owned);
-  stats_run r = {n, values, out, NULL, NULL, NULL, NULL, NULL};
+  stats_run r = {n, values, out, NULL, NULL, NULL, NULL, NULL, ctx};
   size_t nplane = 1, nrows = 1;
   if (!st && (!(r.count = quill_calloc(ctx, n ? n : 1, sizeof *r.count)) ||
               !(r.tap_count = quill_calloc(ctx, n ? n : 1,
@@ -398,8 +401,9 @@ quill_status quill_chan_stats_collect(quill_pass_state *ps, const char *who,
       out[k].mean[c] = 0.0;
     }
     r.geom[k] = geom_of(convs ? convs[k] : NULL);
-    if (r.geom[k].kh && quill_type_rank(t) == 4) {
-      int64_t H = quill_type_dim(t, 2), W = quill_type_dim(t, 3);
+    if (r.geom[k].kh &&
+        quill_op_operand(convs[k], 0) == values[k]) {
+      int64_t H = r.geom[k].H, W = r.geom[k].W;
       size_t np = (size_t)(H * W), nr = (size_t)(r.geom[k].kw * H);
       nplane = np > nplane ? np : nplane;
       nrows = nr > nrows ? nr : nrows;
