@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "test/unit/backend_harness.h"
+#include "test/unit/fail_alloc.h"
 
 /* ---- shipped configs --------------------------------------------------------- */
 
@@ -256,29 +257,6 @@ static void test_get(void) {
 
 /* ---- allocation failure -------------------------------------------------------- */
 
-typedef struct fail_alloc {
-  long budget; /* allocations left before failing; < 0: never fail */
-  long live;
-} fail_alloc;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  fail_alloc *fa = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr)
-      fa->live--;
-    free(ptr);
-    return NULL;
-  }
-  if (fa->budget == 0)
-    return NULL;
-  if (fa->budget > 0)
-    fa->budget--;
-  void *p = realloc(ptr, nsize);
-  if (p && !ptr)
-    fa->live++;
-  return p;
-}
 
 static void ignore(void *ud, quill_loc loc, quill_diag_severity sev,
                    const char *msg) {

@@ -17,6 +17,7 @@
 
 #include "ir/ir.h"
 #include "test/unit/check.h"
+#include "test/unit/fail_alloc.h"
 
 /* ---- graphs ------------------------------------------------------------ */
 
@@ -291,29 +292,6 @@ static void test_ops_table(void) {
 
 /* ---- allocation failure ------------------------------------------------ */
 
-typedef struct fail_alloc {
-  long budget; /* allocations left before failing; < 0: never fail */
-  long live;   /* outstanding allocations */
-} fail_alloc;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  fail_alloc *fa = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr)
-      fa->live--;
-    free(ptr);
-    return NULL;
-  }
-  if (fa->budget == 0)
-    return NULL;
-  if (fa->budget > 0)
-    fa->budget--;
-  void *p = realloc(ptr, nsize);
-  if (p && !ptr)
-    fa->live++;
-  return p;
-}
 
 /* Build a little IR under an allocation budget. Returns true if everything
  * succeeded; on failure every step must have reported NULL/NOMEM. */
