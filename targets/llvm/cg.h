@@ -296,6 +296,13 @@ LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n);
 /* The <n x i1> mask of the first `left` lanes (lane l < left; left an
  * i64 value, n <= 16): the mask of a masked load or store of a tail. */
 LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n);
+/* n (1..4) <16 x i32> vectors narrowed with saturation to bytes ([-128,
+ * 127] when is_signed, else [0, 255]), v[0]'s lanes first: a <64 x i8>
+ * whose bytes past 16 n are undefined. AVX-512BW only (vpackssdw,
+ * vpacksswb/vpackuswb, one vpermd): 4 shuffles for 64 bytes where
+ * vpmovdb takes 2 a vector. */
+LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
+                           bool is_signed);
 /* ptr + byte offset (i64 value). */
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off);
 /* &((T*)ptr)[idx] */
@@ -400,6 +407,14 @@ void cg_requant_free(cg *c, cg_requant *rq);
  * values (or acc itself when raw). */
 LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
                               LLVMValueRef ch, bool lanes_are_channels);
+/* The same for a caller that narrows the result to storage [smin, smax]
+ * with saturating packs (cg_pack_bytes): the clamps the saturation does are
+ * left out, so lanes may lie outside [lo, hi] by what saturation removes.
+ * NULL when that cannot be (fixed point, other roundings, fused ops,
+ * bounds outside the storage range). */
+LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                  LLVMValueRef ch, bool lanes_are_channels,
+                                  int64_t smin, int64_t smax);
 /* The same for one i64 accumulator (accumulator = "i64"): the 64-bit
  * requantization (quill_requant_fixed64, or the f32 conversion of the i64);
  * channel ch (NULL: 0). Returns the final clamped value as i32. */

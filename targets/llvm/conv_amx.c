@@ -275,6 +275,92 @@ static LLVMValueRef pixel_offset(cg *c, const amx_block *k, const cg_view *v,
       "");
 }
 
+/* The packed store of an 8-bit NHWC result: a pixel's NB channel vectors
+ * narrowed together (cg_pack_bytes) and stored at once. */
+typedef struct amx_pack {
+  bool on, is_signed;
+  int64_t smin, smax;
+  LLVMValueRef bmask; /* <16 NB x i1>: the block's valid channels */
+  LLVMValueRef full;  /* all 16 NB are */
+} amx_pack;
+
+static void pack_init(cg *c, const amx_block *k, amx_pack *pk) {
+  const cg_dot_args *a = k->a;
+  memset(pk, 0, sizeof *pk);
+  if (a->rq->raw || a->y.strides[1] != 1 ||
+      quill_type_elem_bytes(cg_storage(a->y.elem)) != 1)
+    return;
+  pk->on = true;
+  pk->is_signed = quill_type_is_signed(cg_storage(a->y.elem));
+  pk->smin = pk->is_signed ? -128 : 0;
+  pk->smax = pk->is_signed ? 127 : 255;
+  unsigned n = 16 * k->p->NB;
+  LLVMValueRef lanes[32];
+  for (unsigned l = 0; l < n; l++)
+    lanes[l] = cg_i64c(c, l);
+  pk->bmask = LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, n),
+                            cg_splat(c, k->valid, n), "");
+  pk->full = LLVMBuildICmp(c->b, LLVMIntSGE, k->valid, cg_i64c(c, n), "");
+}
+
+/* One pixel, cbuf row i: its NB channel vectors requantized (the clamps
+ * that saturation does left out when cg_requant_apply_sat can), the
+ * residual qadd applied, packed and stored with one masked store. */
+static void pack_pixel(cg *c, const amx_block *k, const amx_pack *pk,
+                       LLVMValueRef cb, LLVMValueRef i, LLVMValueRef yo,
+                       LLVMValueRef oo, const LLVMValueRef *ch,
+                       const LLVMValueRef *mask) {
+  const cg_dot_args *a = k->a;
+  const cg_conv_add *fa = a->add;
+  unsigned NB = k->p->NB;
+  LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
+  LLVMValueRef v[2];
+  for (unsigned b = 0; b < NB; b++) {
+    LLVMValueRef acc = cg_load(
+        c, vt,
+        cg_gep8(c, cb,
+                LLVMBuildAdd(c->b, LLVMBuildMul(c->b, i, cg_i64c(c, 64), ""),
+                             cg_i64c(c, b * 1024), "")),
+        64);
+    LLVMValueRef r = fa ? NULL
+                        : cg_requant_apply_sat(c, a->rq, acc, ch[b], true,
+                                               pk->smin, pk->smax);
+    if (!r)
+      r = cg_requant_apply(c, a->rq, acc, ch[b], true);
+    if (fa) { /* the residual qadd (fuse_add.c); lanes past the channels
+                 not read */
+      LLVMTypeRef ovt = LLVMVectorType(cg_elem_type(c, fa->other.elem), 16);
+      LLVMTypeRef olt[2] = {ovt, c->t_ptr};
+      LLVMValueRef op = cg_gep(c, cg_elem_type(c, fa->other.elem), k->ob,
+                               LLVMBuildAdd(c->b, oo, cg_i64c(c, 16 * b), ""));
+      LLVMValueRef o = cg_intrinsic(
+          c, "llvm.masked.load", olt, 2,
+          (LLVMValueRef[]){op, cg_i32c(c, 1), mask[b], LLVMConstNull(ovt)}, 4);
+      r = cg_conv_add_apply(c, fa, r, cg_widen_int(c, fa->other.elem, o, vt));
+    }
+    v[b] = r;
+  }
+  LLVMValueRef bytes = cg_pack_bytes(c, v, NB, pk->is_signed);
+  unsigned n = 16 * NB;
+  LLVMTypeRef bt = LLVMVectorType(c->t_i8, n);
+  if (n < 64) {
+    LLVMValueRef idx[32];
+    for (unsigned l = 0; l < n; l++)
+      idx[l] = cg_i32c(c, (int32_t)l);
+    bytes = LLVMBuildShuffleVector(c->b, bytes, bytes, LLVMConstVector(idx, n),
+                                   "");
+  }
+  LLVMValueRef yp = cg_gep(c, c->t_i8, k->yb, yo);
+  cg_if full;
+  cg_if_begin(c, &full, pk->full);
+  cg_store(c, bytes, yp, 1);
+  cg_if_else(c, &full);
+  LLVMTypeRef ov[2] = {bt, c->t_ptr};
+  cg_intrinsic(c, "llvm.masked.store", ov, 2,
+               (LLVMValueRef[]){bytes, yp, cg_i32c(c, 1), pk->bmask}, 4);
+  cg_if_end(c, &full);
+}
+
 /* Store the block whose first virtual pixel is f0 in virtual row vr, its
  * C tiles parked in k->cbuf; pixels before `from` belong to the block
  * before. Pixel by pixel, all NB channel vectors of a pixel together: the
@@ -296,13 +382,14 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
   LLVMTypeRef yet = cg_elem_type(c, y->elem);
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, 16);
   unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
-  LLVMValueRef ch[2], left[2], bias[2], mask[2];
+  LLVMValueRef ch[2], left[2], mask[2];
   for (unsigned b = 0; b < NB; b++) {
     ch[b] = LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * b), "");
     left[b] = LLVMBuildSub(c->b, k->valid, cg_i64c(c, 16 * b), "");
-    bias[b] = cg_load(c, vt, cg_gep(c, c->t_i32, k->biasp, ch[b]), 4);
     mask[b] = cg_lane_mask(c, left[b], 16);
   }
+  amx_pack pk;
+  pack_init(c, k, &pk);
   /* the pixel's output row and column, carried along (flat: the virtual
    * pixel f is row f / Wp, column f % Wp; else row vr, column f) */
   LLVMValueRef oh_v = cg_var(c, c->t_i64, "oh");
@@ -345,6 +432,9 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
     LLVMValueRef yo = pixel_offset(c, k, y, oh, ow, k->chbase);
     LLVMValueRef oo = fa ? pixel_offset(c, k, &fa->other, oh, ow, k->chbase)
                          : NULL;
+    if (pk.on) {
+      pack_pixel(c, k, &pk, cb, lr.i, yo, oo, ch, mask);
+    } else {
     for (unsigned b = 0; b < NB; b++) {
       LLVMValueRef acc = cg_load(
           c, vt,
@@ -353,7 +443,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
                                cg_i64c(c, b * 1024), "")),
           64);
       LLVMValueRef r = cg_requant_apply(
-          c, a->rq, LLVMBuildAdd(c->b, acc, bias[b], ""), ch[b], true);
+          c, a->rq, acc, ch[b], true);
       if (!raw && !fa)
         r = LLVMBuildTrunc(c->b, r, yvt, "");
       LLVMValueRef yp = cg_gep(
@@ -395,6 +485,7 @@ static void epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
       cg_if_end(c, &any);
       cg_if_end(c, &full);
     }
+    }
     cg_if_end(c, &st);
     cg_loop_end_nounroll(c, &lr);
   }
@@ -419,12 +510,13 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
   base = LLVMBuildAdd(c->b, base,
                       LLVMBuildMul(c->b, f0, cg_i64c(c, astride), ""), "");
   LLVMValueRef zero[4], phis[4], cur[4];
+  /* the accumulators start at bias' (a stride-0 load repeats its row) */
   for (unsigned t = 0; t < nc; t++)
-    zero[t] =
-        cg_intrinsic(c, "llvm.x86.tilezero.internal", NULL, 0,
-                     (LLVMValueRef[]){cg_i16c(c, tile_rows(p, t / NB)),
-                                      cg_i16c(c, 64)},
-                     2);
+    zero[t] = tile_load(
+        c, tile_rows(p, t / NB), 64,
+        cg_gep(c, c->t_i32, k->biasp,
+               LLVMBuildAdd(c->b, k->chbase, cg_i64c(c, 16 * (t % NB)), "")),
+        0);
   LLVMValueRef fn = c->st->fn;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(c->lc, fn, "amx.k");

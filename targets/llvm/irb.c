@@ -344,6 +344,33 @@ LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n) {
                        cg_splat(c, left, n), "");
 }
 
+LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
+                           bool is_signed) {
+  LLVMTypeRef v16 = LLVMVectorType(c->t_i32, 16);
+  LLVMValueRef w[4];
+  for (unsigned i = 0; i < 4; i++)
+    w[i] = i < n ? v[i] : LLVMGetUndef(v16);
+  /* per 128-bit lane L: words v0[4L..4L+3] v1[4L..] | v2[4L..] v3[4L..] */
+  LLVMValueRef ab = cg_intrinsic(c, "llvm.x86.avx512.packssdw.512", NULL, 0,
+                                 (LLVMValueRef[]){w[0], w[1]}, 2);
+  LLVMValueRef cd = n > 2 ? cg_intrinsic(c, "llvm.x86.avx512.packssdw.512",
+                                         NULL, 0,
+                                         (LLVMValueRef[]){w[2], w[3]}, 2)
+                          : ab;
+  LLVMValueRef b = cg_intrinsic(
+      c, is_signed ? "llvm.x86.avx512.packsswb.512"
+                   : "llvm.x86.avx512.packuswb.512",
+      NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+  /* dword 4L + j of the packs holds v_j[4L..4L+3]: put it at 4j + L */
+  LLVMValueRef idx[16];
+  for (unsigned i = 0; i < 16; i++)
+    idx[i] = cg_i32c(c, (int32_t)(4 * (i % 4) + i / 4));
+  LLVMValueRef d = LLVMBuildBitCast(c->b, b, v16, "");
+  d = LLVMBuildShuffleVector(c->b, d, LLVMGetUndef(v16),
+                             LLVMConstVector(idx, 16), "");
+  return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 64), "");
+}
+
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off) {
   return LLVMBuildInBoundsGEP2(c->b, c->t_i8, ptr, &off, 1, "");
 }

@@ -442,6 +442,42 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
   return rq->epi ? cg_epi_apply(c, rq, r, ch, lanes_are_channels) : r;
 }
 
+LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                  LLVMValueRef ch, bool lanes_are_channels,
+                                  int64_t smin, int64_t smax) {
+  int64_t lim = INT64_C(1) << 24;
+  bool finite = !rq->raw && !rq->fixed;
+  for (size_t i = 0; finite && i < rq->n; i++)
+    finite = isfinite(rq->scale[i]) != 0;
+  if (!finite || rq->epi || rq->r != QUILL_ROUND_HALF_EVEN ||
+      rq->lo < smin || rq->hi > smax || rq->lo - rq->zp <= -lim ||
+      rq->hi - rq->zp >= lim || rq->zp <= -lim || rq->zp >= lim)
+    return NULL;
+  if (!ch)
+    ch = cg_i64c(c, 0);
+  unsigned w = lanes(acc);
+  LLVMTypeRef f32 = cg_vec(c->t_f32, w);
+  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n,
+                         rq->pad, 0, rq->scale[0], ch, lanes_are_channels, w);
+  LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
+                                 "");
+  /* the upper bound always: v >= 2^31 would convert to INT_MIN, which the
+   * packs would take for the lowest value; below, INT_MIN + zp stays the
+   * lowest unless zp < 0 */
+  LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
+  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi, v,
+                      "");
+  if (rq->lo > smin || rq->zp < 0) {
+    LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
+    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo,
+                        v, "");
+  }
+  LLVMTypeRef ov[2] = {cg_vec(c->t_i32, w), f32};
+  LLVMValueRef i = cg_intrinsic(c, "llvm.lrint", ov, 2, &v, 1);
+  return rq->zp ? LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i32, w), rq->zp), "")
+                : i;
+}
+
 LLVMValueRef cg_requant_apply_i64(cg *c, cg_requant *rq, LLVMValueRef acc,
                                   LLVMValueRef ch) {
   if (!ch)
