@@ -415,6 +415,10 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
 LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
                                   LLVMValueRef ch, bool lanes_are_channels,
                                   int64_t smin, int64_t smax);
+/* The float path's result minus zp, as an integer-valued f32 (what a
+ * fused qadd computes with next), or NULL where cg_requant_apply_sat is. */
+LLVMValueRef cg_requant_apply_f(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                LLVMValueRef ch, bool lanes_are_channels);
 /* The same for one i64 accumulator (accumulator = "i64"): the 64-bit
  * requantization (quill_requant_fixed64, or the f32 conversion of the i64);
  * channel ch (NULL: 0). Returns the final clamped value as i32. */
@@ -505,6 +509,16 @@ const quill_op *cg_fused_qadd(cg *c, const quill_op *conv);
 /* A qadd emitted with the conv that produces an operand (its own
  * lowering emits nothing). */
 bool cg_qadd_is_fused(cg *c, const quill_op *add);
+/* The fused qadd of a conv epilogue from the conv's value as dconv, its
+ * result minus conv_zp as an integer-valued f32 (cg_requant_apply_f; one
+ * rounding and no int round trip), and the other operand's i32 lanes: the
+ * result's i32 lanes, unclamped where saturation to [smin, smax] does the
+ * clamp. NULL where the reference's arithmetic could differ (not the
+ * narrow float form, another zero point, an unbounded quotient). */
+LLVMValueRef cg_qadd_vec_sat(cg *c, const quill_op *op, bool recip,
+                             float inv_y, unsigned conv_operand,
+                             int64_t conv_zp, LLVMValueRef dconv,
+                             LLVMValueRef other, int64_t smin, int64_t smax);
 /* The views of conv's fused qadd when the epilogue can take it (channels
  * contiguous in the other operand and the result); false otherwise. */
 bool cg_conv_add_init(cg *c, const quill_op *conv, cg_conv_add *fa);

@@ -318,6 +318,54 @@ LLVMValueRef cg_qadd_vec(cg *c, const quill_op *op, bool recip, float inv_y,
   return qbin_f32_ab(c, &k, a, b, LLVMGetVectorSize(LLVMTypeOf(a)));
 }
 
+LLVMValueRef cg_qadd_vec_sat(cg *c, const quill_op *op, bool recip,
+                             float inv_y, unsigned conv_operand,
+                             int64_t conv_zp, LLVMValueRef dconv,
+                             LLVMValueRef other, int64_t smin, int64_t smax) {
+  qbin k;
+  if (!qbin_params(op, elem_of(quill_op_operand(op, 0)),
+                   elem_of(quill_op_operand(op, 1)),
+                   elem_of(quill_op_result(op, 0)), &k) ||
+      !k.add || !k.narrow)
+    return NULL;
+  const qp *pc = conv_operand == 0 ? &k.a : &k.b;
+  const qp *po = conv_operand == 0 ? &k.b : &k.a;
+  float sc = (float)pc->scale, so = (float)po->scale;
+  float sy = (float)k.y.scale;
+  double iq = recip ? (double)inv_y : 1.0 / (double)sy;
+  /* operands of at most 16 bits: |differences| <= 2^16, so the quotient
+   * is finite (no NaN to make 0) and converts without overflow */
+  double bound = (65536.0 * fabs(sc) + 65536.0 * fabs(so)) * fabs(iq) * 1.01;
+  if (pc->zp != conv_zp || !isfinite(sc) || !isfinite(so) || !isfinite(iq) ||
+      !(bound < 1073741824.0))
+    return NULL;
+  unsigned w = LLVMGetVectorSize(LLVMTypeOf(other));
+  LLVMTypeRef fv = LLVMVectorType(c->t_f32, w);
+  LLVMValueRef d_o =
+      LLVMBuildSub(c->b, other, cg_splat(c, cg_i32c(c, po->zp), w), "");
+  LLVMValueRef fo = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, d_o, fv, ""),
+                                  cg_splat(c, cg_f32c(c, so), w), "");
+  LLVMValueRef fc = LLVMBuildFMul(c->b, dconv, cg_splat(c, cg_f32c(c, sc), w),
+                                  "");
+  LLVMValueRef x = LLVMBuildFAdd(c->b, fc, fo, ""); /* commutes exactly */
+  LLVMValueRef q =
+      recip ? LLVMBuildFMul(c->b, x, cg_splat(c, cg_f32c(c, inv_y), w), "")
+            : LLVMBuildFDiv(c->b, x, cg_splat(c, cg_f32c(c, sy), w), "");
+  LLVMTypeRef iv = LLVMVectorType(c->t_i32, w);
+  LLVMValueRef zy = cg_splat(c, cg_i32c(c, k.y.zp), w);
+  if (k.r == QUILL_ROUND_HALF_EVEN && k.lo <= smin && k.hi >= smax) {
+    /* the caller's saturation to [smin, smax] is the clamp */
+    LLVMTypeRef ov[2] = {iv, fv};
+    return LLVMBuildAdd(c->b, cg_intrinsic(c, "llvm.lrint", ov, 2, &q, 1), zy,
+                        "");
+  }
+  LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(k.lo - k.y.zp)), w);
+  LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(k.hi - k.y.zp)), w);
+  return LLVMBuildAdd(
+      c->b, LLVMBuildFPToSI(c->b, fclamp(c, cg_round(c, q, k.r), lo, hi), iv, ""),
+      zy, "");
+}
+
 CG_LOWER(cg_lower_qbinary) {
   if (cg_epi_is_fused(op))
     return QUILL_OK; /* computed in a qmatmul's epilogue (fuse_epi.c) */

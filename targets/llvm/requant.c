@@ -442,16 +442,43 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
   return rq->epi ? cg_epi_apply(c, rq, r, ch, lanes_are_channels) : r;
 }
 
-LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
-                                  LLVMValueRef ch, bool lanes_are_channels,
-                                  int64_t smin, int64_t smax) {
+/* Whether the float path's half-even fast form holds (no fused ops). */
+static bool half_even_fast(const cg_requant *rq) {
   int64_t lim = INT64_C(1) << 24;
   bool finite = !rq->raw && !rq->fixed;
   for (size_t i = 0; finite && i < rq->n; i++)
     finite = isfinite(rq->scale[i]) != 0;
-  if (!finite || rq->epi || rq->r != QUILL_ROUND_HALF_EVEN ||
-      rq->lo < smin || rq->hi > smax || rq->lo - rq->zp <= -lim ||
-      rq->hi - rq->zp >= lim || rq->zp <= -lim || rq->zp >= lim)
+  return finite && !rq->epi && rq->r == QUILL_ROUND_HALF_EVEN &&
+         rq->lo - rq->zp > -lim && rq->hi - rq->zp < lim && rq->zp > -lim &&
+         rq->zp < lim;
+}
+
+LLVMValueRef cg_requant_apply_f(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                LLVMValueRef ch, bool lanes_are_channels) {
+  if (!half_even_fast(rq))
+    return NULL;
+  if (!ch)
+    ch = cg_i64c(c, 0);
+  unsigned w = lanes(acc);
+  LLVMTypeRef f32 = cg_vec(c->t_f32, w);
+  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n,
+                         rq->pad, 0, rq->scale[0], ch, lanes_are_channels, w);
+  LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
+                                 "");
+  LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
+  LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
+  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
+                      "");
+  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi, v,
+                      "");
+  /* below 2^24 in magnitude: rounding in f32 is the integer's f32 */
+  return cg_round(c, v, QUILL_ROUND_HALF_EVEN);
+}
+
+LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
+                                  LLVMValueRef ch, bool lanes_are_channels,
+                                  int64_t smin, int64_t smax) {
+  if (!half_even_fast(rq) || rq->lo < smin || rq->hi > smax)
     return NULL;
   if (!ch)
     ch = cg_i64c(c, 0);
