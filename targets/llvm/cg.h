@@ -392,6 +392,7 @@ typedef struct cg_requant {
   bool noclamp;      /* fixed point only: R(v) modulo 2^32, no zp/clamp
                         (zp must be 0): qadd's intermediate terms */
   struct cg_epi *epi; /* ops fused after the requantization (fuse_epi.c) */
+  bool bounded;      /* |acc * scale| < 2^30 for any input (cg_requant_bound) */
 } cg_requant;
 
 /* Set up from the op's attributes and types: in_scale * w_scales[c] /
@@ -407,6 +408,13 @@ void cg_requant_free(cg *c, cg_requant *rq);
  * values (or acc itself when raw). */
 LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
                               LLVMValueRef ch, bool lanes_are_channels);
+/* Set rq->bounded when every accumulator of the centered weights wc
+ * ([M][K]) and bias (or NULL), for inputs within 255 of their zero point,
+ * times its scale is below 2^30 in magnitude (float path only): then
+ * cg_requant_apply_sat needs no clamp where the storage range is the
+ * result's. */
+void cg_requant_bound(cg_requant *rq, const int32_t *wc, const int32_t *bias,
+                      int64_t M, int64_t K);
 /* The same for a caller that narrows the result to storage [smin, smax]
  * with saturating packs (cg_pack_bytes): the clamps the saturation does are
  * left out, so lanes may lie outside [lo, hi] by what saturation removes.

@@ -562,6 +562,7 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
   if (p.R > 1)
     stack_emit(c, g, &a->x, &p);
   a->rq->pad = (size_t)p.TWB + 16;
+  cg_requant_bound(a->rq, a->wc, a->bias, g->M, g->Cg * g->KH * g->KW);
   LLVMValueRef wg = pack_weights(c, a, &p);
   LLVMValueRef bg = cg_dot_bias(c, a, p.pn.zpu, p.TWB);
   LLVMValueRef og = step_offsets(c, g, &p);

@@ -442,6 +442,23 @@ LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
   return rq->epi ? cg_epi_apply(c, rq, r, ch, lanes_are_channels) : r;
 }
 
+void cg_requant_bound(cg_requant *rq, const int32_t *wc, const int32_t *bias,
+                      int64_t M, int64_t K) {
+  rq->bounded = false;
+  if (rq->raw || rq->fixed || !rq->scale)
+    return;
+  for (int64_t m = 0; m < M; m++) {
+    double s = 0;
+    for (int64_t k = 0; k < K; k++)
+      s += fabs((double)wc[m * K + k]);
+    double b = (bias ? fabs((double)bias[m]) : 0.0) + 255.0 * s;
+    double sc = fabs((double)rq->scale[rq->n == 1 ? 0 : (size_t)m]);
+    if (!(b < 2147483648.0 && b * sc < 1073741824.0))
+      return;
+  }
+  rq->bounded = true;
+}
+
 /* Whether the float path's half-even fast form holds (no fused ops). */
 static bool half_even_fast(const cg_requant *rq) {
   int64_t lim = INT64_C(1) << 24;
@@ -488,13 +505,15 @@ LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
                          rq->pad, 0, rq->scale[0], ch, lanes_are_channels, w);
   LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
                                  "");
-  /* the upper bound always: v >= 2^31 would convert to INT_MIN, which the
-   * packs would take for the lowest value; below, INT_MIN + zp stays the
-   * lowest unless zp < 0 */
-  LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
-  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi, v,
-                      "");
-  if (rq->lo > smin || rq->zp < 0) {
+  /* the upper bound unless |v| < 2^30 is known (cg_requant_bound): v >=
+   * 2^31 would convert to INT_MIN, which the packs would take for the
+   * lowest value; below, INT_MIN + zp stays the lowest unless zp < 0 */
+  if (rq->hi < smax || !rq->bounded) {
+    LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
+    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
+                        v, "");
+  }
+  if (rq->lo > smin || (rq->zp < 0 && !rq->bounded)) {
     LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
     v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo,
                         v, "");

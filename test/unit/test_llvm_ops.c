@@ -56,6 +56,20 @@ static const llvm_case cases[] = {
      "  %y = qconv2d %x, %w, %b {pads = [1, 1, 1, 1]} : tensor<1x8x6x6x"
      QU8(0.1, 10) ">\n"
      "  return %y\n}\n", 0, 0, 0, 0, false},
+    /* accumulator x scale far past 2^31 (from 1x1 convs big enough for
+     * the amx path): the requantization may not leave the clamp to the
+     * packs' saturation there (cg_requant_bound); u8, and i8 with a
+     * negative zero point */
+    {"qconv2d_overflowing_scale",
+     "func @f(%x: tensor<1x64x6x6x" QU8(1.0, 3) ">) -> (tensor<1x32x6x6x"
+     QU8(0.000001, 0) ">, tensor<1x32x6x6x" QI8(0.000001, -5) ">) {\n"
+     "  %w = constant {value = dense<127> : tensor<32x64x1x1x" QI8(1.0, 0)
+     ">} : tensor<32x64x1x1x" QI8(1.0, 0) ">\n"
+     "  %b = constant {value = dense<-1000000> : tensor<32xi32>} : "
+     "tensor<32xi32>\n"
+     "  %y = qconv2d %x, %w, %b : tensor<1x32x6x6x" QU8(0.000001, 0) ">\n"
+     "  %z = qconv2d %x, %w, %b : tensor<1x32x6x6x" QI8(0.000001, -5) ">\n"
+     "  return %y, %z\n}\n", 0, 0, 0, 0, false},
     {"qconv2d_runtime_weights_tflite",
      "func @f(%x: tensor<2x4x5x5x" QI8(0.05, -3) ">, %w: tensor<6x2x3x2x"
      "!quant.uniform<i8:f32:0, {0.01:0, 0.02:1, 0.03:-1, 0.01:0, 0.02:0, "
