@@ -10,18 +10,23 @@
  *
  * An 8-bit NHWC result (channels contiguous, 1-byte storage, not raw)
  * goes pixel by pixel instead: the pixel's OCB vectors narrowed together
- * with saturating packs (vpackssdw, then vpackuswb / vpacksswb, then
- * vpermd: irb.c's cg_pack_bytes, AVX-512BW) and stored at once. The
+ * with saturating packs (vpackssdw, then vpackuswb / vpacksswb, then a
+ * dword shuffle: irb.c's cg_pack_bytes on zmm with AVX-512BW,
+ * cg_pack_bytes8 on the avx-vnni path's ymm) and stored at once. The
  * saturation does the clamps to the storage range, so the requantization
  * leaves them out where that is exact (cg_requant_apply_sat); a fused
  * qadd's result is clamped already and the packs leave it as it is. Per
  * 4 zmm vectors that is 4 shuffles and a store where vpmovdb took 2 uops
  * each, and a vmaxps less per vector (the lower clamp, when it is the
- * storage's). One vector a tile keeps vpmovdb (3 shuffles no cheaper than
- * its 2). Measured, avx512-vnni
- * 1-thread CPU (interleaved runs, medians): MobileNetV2 1713 -> 1527 us
- * (its expanding 1x1 convs 20-25% faster); ResNet-18, whose 3x3 convs
- * spend little in the epilogue, 5529 -> 5319 us.
+ * storage's). One zmm vector a tile keeps vpmovdb (3 shuffles no cheaper
+ * than its 2). On ymm without AVX-512 a truncation took 4 shuffles a
+ * vector; the packs take 4 for 2, and a partial tile stores each full
+ * vector's 8 bytes at once (a masked byte store is a loop over the
+ * bytes). Measured, 1-thread CPU (interleaved runs, medians): avx512-vnni
+ * MobileNetV2 1713 -> 1527 us (its expanding 1x1 convs 20-25% faster),
+ * ResNet-18, whose 3x3 convs spend little in the epilogue, 5529 -> 5319
+ * us; avx-vnni (--mcpu alderlake) MobileNetV2 3017 -> 2864 us, ResNet-18
+ * 9961 -> 9673 us.
  */
 #include "targets/llvm/conv_dot_impl.h"
 
@@ -107,15 +112,46 @@ static void epilogue(cg *c, dot_kstate *s, unsigned P, const LLVMValueRef *yo,
   }
 }
 
-/* An 8-bit NHWC result on zmm vectors with AVX-512BW, two or more a tile
- * (one vector packs no cheaper than vpmovdb): the epilogue narrows a
- * pixel's OCB channel vectors together with saturating packs. */
+/* An 8-bit NHWC result, on zmm vectors with AVX-512BW (two or more a
+ * tile: one vector packs no cheaper than vpmovdb) or on ymm vectors on
+ * the avx-vnni path: the epilogue narrows a pixel's OCB channel vectors
+ * together with saturating packs. */
 static bool pack_on(cg *c, const dot_kstate *s) {
   const cg_dot_args *a = s->a;
   const cg_target *t = c->tgt;
-  return t->x86 && t->avx512bw && s->p->VL == 16 && s->p->OCB > 1 &&
-         !a->rq->raw && a->y.strides[1] == 1 &&
+  bool zmm = t->avx512bw && s->p->VL == 16 && s->p->OCB > 1;
+  bool ymm = t->avx2 && s->p->VL == 8 && t->isa == QUILL_LLVM_ISA_AVX_VNNI;
+  return t->x86 && (zmm || ymm) && !a->rq->raw && a->y.strides[1] == 1 &&
          quill_type_elem_bytes(cg_storage(a->y.elem)) == 1;
+}
+
+/* The masked store of a pixel's packed bytes on ymm vectors, where
+ * without AVX-512 a masked byte store is a loop over the bytes: each
+ * full vector's 8 bytes as one store, the partial one masked. */
+static void masked_store8(cg *c, const dot_kstate *s, LLVMValueRef bytes,
+                          LLVMValueRef yp, const LLVMValueRef *mask) {
+  unsigned OCB = s->p->OCB;
+  LLVMTypeRef b8 = LLVMVectorType(c->t_i8, 8);
+  LLVMValueRef q8 =
+      LLVMBuildBitCast(c->b, bytes, LLVMVectorType(c->t_i64, OCB), "");
+  for (unsigned v = 0; v < OCB; v++) {
+    LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, 8 * v), "");
+    LLVMValueRef e = LLVMBuildExtractElement(c->b, q8, cg_i32c(c, v), "");
+    LLVMValueRef pv = cg_gep8(c, yp, cg_i64c(c, 8 * v));
+    cg_if fu, fp;
+    cg_if_begin(c, &fu,
+                LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, 8), ""));
+    cg_store(c, e, pv, 1);
+    cg_if_else(c, &fu);
+    cg_if_begin(c, &fp,
+                LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
+    cg_intrinsic(c, "llvm.masked.store", (LLVMTypeRef[]){b8, c->t_ptr}, 2,
+                 (LLVMValueRef[]){LLVMBuildBitCast(c->b, e, b8, ""), pv,
+                                  cg_i32c(c, 1), mask[v]},
+                 4);
+    cg_if_end(c, &fp);
+    cg_if_end(c, &fu);
+  }
 }
 
 /* The epilogue of pack_on: pixel by pixel, its OCB vectors requantized
@@ -123,8 +159,9 @@ static bool pack_on(cg *c, const dot_kstate *s) {
  * cg_requant_apply_sat can; with a fused qadd, the qadd's clamped result,
  * which saturation leaves as it is), narrowed to bytes together
  * (cg_pack_bytes: vpackssdw, vpackuswb/vpacksswb, vpermd; 4 shuffles for
- * 4 vectors where vpmovdb takes 2 each) and stored at once, with a
- * masked store when the tile's channels run out. */
+ * 4 vectors where vpmovdb takes 2 each; cg_pack_bytes8 on ymm, where
+ * without AVX-512 a truncation takes 4 a vector) and stored at once, with
+ * a masked store when the tile's channels run out. */
 static void epilogue_packed(cg *c, dot_kstate *s, unsigned P,
                             const LLVMValueRef *yo, const LLVMValueRef *bo) {
   const cg_dot_args *a = s->a;
@@ -184,15 +221,18 @@ static void epilogue_packed(cg *c, dot_kstate *s, unsigned P,
         w[v] = cg_conv_add_apply(c, fa, r[v],
                                  cg_widen_int(c, fa->other.elem, o, vt));
       }
-      LLVMValueRef bytes = cg_pack_bytes(c, w, OCB, sg);
-      if (n < 64)
+      LLVMValueRef bytes = VL == 8 ? cg_pack_bytes8(c, w, OCB, sg)
+                                   : cg_pack_bytes(c, w, OCB, sg);
+      if (VL == 16 && n < 64)
         bytes = LLVMBuildShuffleVector(c->b, bytes, bytes, narrow, "");
       if (m == 0) {
         cg_store(c, bytes, yp, 1);
         cg_if_else(c, &fu);
-      } else {
+      } else if (VL == 16) {
         cg_intrinsic(c, "llvm.masked.store", (LLVMTypeRef[]){bt, c->t_ptr}, 2,
                      (LLVMValueRef[]){bytes, yp, cg_i32c(c, 1), bmask}, 4);
+      } else {
+        masked_store8(c, s, bytes, yp, mask);
       }
     }
     cg_if_end(c, &fu);
