@@ -303,6 +303,11 @@ LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n);
  * vpmovdb takes 2 a vector. */
 LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
                            bool is_signed);
+/* The same for n (1..4) <8 x i32> vectors with AVX2 (256-bit vpackssdw,
+ * vpacksswb/vpackuswb, then a dword shuffle): a <8 n x i8>, v[0]'s lanes
+ * first. */
+LLVMValueRef cg_pack_bytes8(cg *c, const LLVMValueRef *v, unsigned n,
+                            bool is_signed);
 /* ptr + byte offset (i64 value). */
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off);
 /* &((T*)ptr)[idx] */

@@ -60,7 +60,8 @@
  * on the order: the bits are the same.
  *
  * The kind and tile shape are chosen, and the weights packed, by
- * conv_dot_plan.c.
+ * conv_dot_plan.c; the epilogue (requantization, the fused qadd, the
+ * stores) is conv_dot_epi.c's.
  *
  * Weights are centered (wc = w - zp_w[m]) and packed per (group, tile) in
  * the order the tile consumes them: [G][tiles][KH][KW][Cgp/kg][TW][kg].
@@ -78,19 +79,6 @@
 #define KBLOCK_MAX_ACC (64 * 1024)   /* the partial sums' stack buffer */
 
 /* ---- the micro-kernel ------------------------------------------------------------ */
-
-typedef struct kstate {
-  const cg_dot_args *a;
-  const dot_plan *p;
-  LLVMValueRef panel, wtile, biasp, yb;
-  LLVMValueRef ob; /* a fused qadd's other operand (fuse_add.c) */
-  LLVMValueRef pf_base, pf_line0; /* K blocking: the next tap's weights */
-  LLVMValueRef accbuf;
-  LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
-  LLVMValueRef clist; /* UBSW corrections: the tile's first list */
-  LLVMValueRef acc[12 * 4];
-  LLVMTypeRef vt; /* <VL x i32> */
-} kstate;
 
 static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
                              LLVMValueRef xb, LLVMValueRef w) {
@@ -132,7 +120,7 @@ static LLVMValueRef dot_step(cg *c, const dot_plan *p, LLVMValueRef acc,
 }
 
 /* Element offset of pixel (oh, ow) of image n, channel chbase, in v. */
-static LLVMValueRef view_offset(cg *c, const kstate *s, const cg_view *v,
+static LLVMValueRef view_offset(cg *c, const dot_kstate *s, const cg_view *v,
                                 LLVMValueRef oh, LLVMValueRef ow) {
   LLVMValueRef o = LLVMBuildAdd(
       c->b, LLVMBuildMul(c->b, s->n, cg_i64c(c, v->strides[0]), ""),
@@ -144,7 +132,7 @@ static LLVMValueRef view_offset(cg *c, const kstate *s, const cg_view *v,
 
 /* Panel and output element offsets of flattened pixel p (and in a fused
  * qadd's other operand, *bo, when bo). */
-static void pixel_offsets(cg *c, const kstate *s, LLVMValueRef p,
+static void pixel_offsets(cg *c, const dot_kstate *s, LLVMValueRef p,
                           LLVMValueRef *xo, LLVMValueRef *yo,
                           LLVMValueRef *bo) {
   const cg_conv_geom *g = &s->a->g;
@@ -180,7 +168,7 @@ static unsigned dot_unroll(const dot_plan *p) {
 
 /* SMMLA's channel step: per pixel pair one 16-byte x (8 channels of
  * each), per vector two 16-byte weight rows (channels 0,1 and 2,3). */
-static void mmla_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
+static void mmla_kstep(cg *c, dot_kstate *s, unsigned P, const LLVMValueRef *xp,
                        LLVMValueRef wk, LLVMValueRef ck) {
   const dot_plan *p = s->p;
   unsigned OCB = p->OCB;
@@ -204,7 +192,7 @@ static void mmla_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
  * x16 (SDOT, 4 steps per trip), pixel q's 4 bytes are lane `lane` of
  * x16[q], loaded once for the trip: sdot's indexed form, one 16-byte load
  * per pixel instead of four ld1r and their address arithmetic. */
-static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
+static void dot_kstep(cg *c, dot_kstate *s, unsigned P, const LLVMValueRef *xp,
                       LLVMValueRef wp, LLVMValueRef kk,
                       const LLVMValueRef *x16, unsigned lane) {
   const dot_plan *p = s->p;
@@ -268,7 +256,8 @@ static void dot_kstep(cg *c, kstate *s, unsigned P, const LLVMValueRef *xp,
 /* UBSW's correction steps (conv_ubsw.c), after the taps: per vector v of
  * the tile, its list's entries, each a panel offset from the pixel and a
  * weight vector of corrections. */
-static void corr_steps(cg *c, kstate *s, unsigned P, const LLVMValueRef *xo) {
+static void corr_steps(cg *c, dot_kstate *s, unsigned P,
+                       const LLVMValueRef *xo) {
   const dot_plan *p = s->p;
   LLVMTypeRef vt = s->vt;
   for (unsigned v = 0; v < p->OCB; v++) {
@@ -309,7 +298,7 @@ static void corr_steps(cg *c, kstate *s, unsigned P, const LLVMValueRef *xo) {
  * With `tap` (K blocking), only that tap: the accumulators start from the
  * bias at tap 0 and from the partial sums in `acc_slot` after it, and go
  * back there, except after the last tap, which runs the epilogue. */
-static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
+static void micro_kernel(cg *c, dot_kstate *s, unsigned P, LLVMValueRef p0,
                          LLVMValueRef tap_k, LLVMValueRef acc_slot) {
   bool mmla = s->p->kind == DOT_SMMLA;
   unsigned PC = mmla && P % 2 ? P + 1 : P;
@@ -434,79 +423,7 @@ static void micro_kernel(cg *c, kstate *s, unsigned P, LLVMValueRef p0,
         cg_store(c, x0, ap, 64);
         cg_store(c, x1, bp, 64);
       }
-  /* epilogue: requantize and store each vector of each pixel (with a
-   * fused qadd: the requantized value and the other operand's vector go
-   * through the qadd, whose result is stored) */
-  const cg_view *y = &a->y;
-  bool raw = a->rq->raw;
-  LLVMTypeRef yet = cg_elem_type(c, y->elem);
-  LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, VL);
-  unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
-  LLVMTypeRef oet = fa ? cg_elem_type(c, fa->other.elem) : NULL;
-  LLVMTypeRef ovt = fa ? LLVMVectorType(oet, VL) : NULL;
-  for (unsigned v = 0; v < OCB; v++) {
-    LLVMValueRef ch = LLVMBuildAdd(c->b, s->chbase, cg_i64c(c, v * VL), "");
-    /* lanes left in this vector: valid - v*VL */
-    LLVMValueRef left = LLVMBuildSub(c->b, s->valid, cg_i64c(c, v * VL), "");
-    LLVMValueRef r[12];
-    for (unsigned q = 0; q < P; q++) {
-      r[q] = cg_requant_apply(c, a->rq, cg_load(c, vt, s->acc[q * OCB + v], 64),
-                              ch, true);
-      if (!raw && !fa)
-        r[q] = LLVMBuildTrunc(c->b, r[q], yvt, "");
-    }
-    cg_if fu;
-    cg_if_begin(c, &fu,
-                LLVMBuildICmp(c->b, LLVMIntSGE, left, cg_i64c(c, VL), ""));
-    for (unsigned q = 0; q < P; q++) {
-      LLVMValueRef val = r[q];
-      if (fa) {
-        LLVMValueRef ov = cg_widen_int(
-            c, fa->other.elem,
-            cg_load(c, ovt,
-                    cg_gep(c, oet, s->ob,
-                           LLVMBuildAdd(c->b, bo[q], cg_i64c(c, v * VL), "")),
-                    1),
-            vt);
-        val = LLVMBuildTrunc(c->b, cg_conv_add_apply(c, fa, r[q], ov), yvt, "");
-      }
-      cg_store(c, val,
-               cg_gep(c, yet, s->yb,
-                      LLVMBuildAdd(c->b, yo[q], cg_i64c(c, v * VL), "")),
-               yal);
-    }
-    cg_if_else(c, &fu);
-    cg_if fp;
-    cg_if_begin(c, &fp,
-                LLVMBuildICmp(c->b, LLVMIntSGT, left, cg_i64c(c, 0), ""));
-    LLVMValueRef mask = cg_lane_mask(c, left, VL);
-    LLVMTypeRef ov[2] = {yvt, c->t_ptr};
-    LLVMTypeRef olt[2] = {ovt, c->t_ptr};
-    for (unsigned q = 0; q < P; q++) {
-      LLVMValueRef val = r[q];
-      if (fa) { /* the other operand's lanes past the channels: not read */
-        LLVMValueRef o = cg_intrinsic(
-            c, "llvm.masked.load", olt, 2,
-            (LLVMValueRef[]){cg_gep(c, oet, s->ob,
-                                    LLVMBuildAdd(c->b, bo[q],
-                                                 cg_i64c(c, v * VL), "")),
-                             cg_i32c(c, 1), mask, LLVMConstNull(ovt)},
-            4);
-        val = LLVMBuildTrunc(
-            c->b, cg_conv_add_apply(c, fa, r[q], cg_widen_int(c, fa->other.elem, o, vt)),
-            yvt, "");
-      }
-      cg_intrinsic(c, "llvm.masked.store", ov, 2,
-                   (LLVMValueRef[]){val,
-                                    cg_gep(c, yet, s->yb,
-                                           LLVMBuildAdd(c->b, yo[q],
-                                                        cg_i64c(c, v * VL), "")),
-                                    cg_i32c(c, yal), mask},
-                   4);
-    }
-    cg_if_end(c, &fp);
-    cg_if_end(c, &fu);
-  }
+  cg_dot_epilogue(c, s, P, yo, bo);
   if (tap_k)
     cg_if_end(c, &fl);
 }
@@ -524,7 +441,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
                    ? 250.0
                    : 120.0,
                0.12);
-  kstate s;
+  dot_kstate s;
   memset(&s, 0, sizeof s);
   s.a = a;
   s.p = p;

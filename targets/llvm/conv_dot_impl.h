@@ -1,8 +1,10 @@
 /*
  * conv_dot_impl.h - the plan of a dot-product convolution kernel (its
- * instruction kind, tile shape, panel and task split), shared by
- * conv_dot_plan.c, which chooses it and packs the weights, and
- * conv_dot.c, which emits the kernel. See conv_dot.c for the scheme.
+ * instruction kind, tile shape, panel and task split) and the state of
+ * its emission, shared by
+ * conv_dot_plan.c, which chooses it and packs the weights, conv_dot.c,
+ * which emits the kernel, and conv_dot_epi.c, its epilogue. See
+ * conv_dot.c for the scheme.
  */
 #ifndef QUILL_TARGETS_LLVM_CONV_DOT_IMPL_H
 #define QUILL_TARGETS_LLVM_CONV_DOT_IMPL_H
@@ -35,6 +37,22 @@ typedef struct dot_plan {
   cg_ubsw_lists cl;
 } dot_plan;
 
+/* The state of the kernel being emitted: its arguments and plan, the
+ * task's pointers and channel tile, the accumulators (allocas, PIX * OCB
+ * of them, pixel-major). */
+typedef struct dot_kstate {
+  const cg_dot_args *a;
+  const dot_plan *p;
+  LLVMValueRef panel, wtile, biasp, yb;
+  LLVMValueRef ob; /* a fused qadd's other operand (fuse_add.c) */
+  LLVMValueRef pf_base, pf_line0; /* K blocking: the next tap's weights */
+  LLVMValueRef accbuf;
+  LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
+  LLVMValueRef clist; /* UBSW corrections: the tile's first list */
+  LLVMValueRef acc[12 * 4];
+  LLVMTypeRef vt; /* <VL x i32> */
+} dot_kstate;
+
 /* Bytes of one packed weight vector (VL lanes of kg elements). */
 static inline int64_t cg_dot_wvec_bytes(const dot_plan *p) {
   return (int64_t)p->VL * p->kg * (p->u8panel ? 1 : 2);
@@ -48,5 +66,10 @@ bool cg_dot_plan(cg *c, const cg_dot_args *a, dot_plan *p);
  * global; NULL with c->status set when out of memory. */
 LLVMValueRef cg_dot_pack_weights(cg *c, const cg_dot_args *a,
                                  const dot_plan *p);
+/* The epilogue of a tile of P pixels, their accumulators in s->acc:
+ * requantized, through the fused qadd if any, stored at the output element
+ * offsets yo (the qadd's other operand at bo). */
+void cg_dot_epilogue(cg *c, dot_kstate *s, unsigned P, const LLVMValueRef *yo,
+                     const LLVMValueRef *bo);
 
 #endif /* QUILL_TARGETS_LLVM_CONV_DOT_IMPL_H */

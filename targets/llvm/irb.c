@@ -371,6 +371,31 @@ LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
   return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 64), "");
 }
 
+LLVMValueRef cg_pack_bytes8(cg *c, const LLVMValueRef *v, unsigned n,
+                            bool is_signed) {
+  LLVMTypeRef v8 = LLVMVectorType(c->t_i32, 8);
+  LLVMValueRef w[4];
+  for (unsigned i = 0; i < 4; i++)
+    w[i] = i < n ? v[i] : LLVMGetUndef(v8);
+  /* per 128-bit lane L: words v0[4L..4L+3] v1[4L..] | v2[4L..] v3[4L..] */
+  LLVMValueRef ab = cg_intrinsic(c, "llvm.x86.avx2.packssdw", NULL, 0,
+                                 (LLVMValueRef[]){w[0], w[1]}, 2);
+  LLVMValueRef cd = n > 2 ? cg_intrinsic(c, "llvm.x86.avx2.packssdw", NULL, 0,
+                                         (LLVMValueRef[]){w[2], w[3]}, 2)
+                          : ab;
+  LLVMValueRef b = cg_intrinsic(
+      c, is_signed ? "llvm.x86.avx2.packsswb" : "llvm.x86.avx2.packuswb", NULL,
+      0, (LLVMValueRef[]){ab, cd}, 2);
+  /* dword 4L + j of the packs holds v_j[4L..4L+3]: put it at 2j + L */
+  LLVMValueRef idx[8];
+  for (unsigned i = 0; i < 2 * n; i++)
+    idx[i] = cg_i32c(c, (int32_t)(4 * (i % 2) + i / 2));
+  LLVMValueRef d = LLVMBuildBitCast(c->b, b, v8, "");
+  d = LLVMBuildShuffleVector(c->b, d, LLVMGetUndef(v8),
+                             LLVMConstVector(idx, 2 * n), "");
+  return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 8 * n), "");
+}
+
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off) {
   return LLVMBuildInBoundsGEP2(c->b, c->t_i8, ptr, &off, 1, "");
 }
