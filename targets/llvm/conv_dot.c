@@ -566,6 +566,7 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
     p.nchunks = 1;
   }
   a->rq->pad = (size_t)p.TW + 16;
+  cg_requant_bound(a->rq, a->wc, a->bias, g->M, g->Cg * g->KH * g->KW);
   LLVMValueRef wg;
   if (p.corr) { /* pack the main weights; the corrections as lists */
     int32_t *wa = cg_ubsw_main_weights(c, a);

@@ -156,8 +156,9 @@ static void masked_store8(cg *c, const dot_kstate *s, LLVMValueRef bytes,
 
 /* The epilogue of pack_on: pixel by pixel, its OCB vectors requantized
  * (the clamps that the packs' saturation does left out when
- * cg_requant_apply_sat can; with a fused qadd, the qadd's clamped result,
- * which saturation leaves as it is), narrowed to bytes together
+ * cg_requant_apply_sat can; with a fused qadd, the qadd computed from the
+ * conv's value as an integer-valued f32 and left to the saturation too,
+ * cg_qadd_vec_sat, or its clamped result), narrowed to bytes together
  * (cg_pack_bytes: vpackssdw, vpackuswb/vpacksswb, vpermd; 4 shuffles for
  * 4 vectors where vpmovdb takes 2 each; cg_pack_bytes8 on ymm, where
  * without AVX-512 a truncation takes 4 a vector) and stored at once, with
@@ -191,13 +192,15 @@ static void epilogue_packed(cg *c, dot_kstate *s, unsigned P,
   LLVMValueRef full = LLVMBuildICmp(c->b, LLVMIntSGE, s->valid,
                                     cg_i64c(c, n), "");
   for (unsigned q = 0; q < P; q++) {
-    LLVMValueRef r[4];
+    LLVMValueRef r[4], d[4];
     for (unsigned v = 0; v < OCB; v++) {
       LLVMValueRef acc = cg_load(c, vt, s->acc[q * OCB + v], 64);
       r[v] = fa ? NULL
                 : cg_requant_apply_sat(c, a->rq, acc, ch[v], true, smin, smax);
       if (!r[v])
         r[v] = cg_requant_apply(c, a->rq, acc, ch[v], true);
+      /* with a fused qadd: the conv's value as an integer-valued f32 */
+      d[v] = fa ? cg_requant_apply_f(c, a->rq, acc, ch[v], true) : NULL;
     }
     LLVMValueRef yp = cg_gep(c, c->t_i8, s->yb, yo[q]);
     cg_if fu;
@@ -218,8 +221,13 @@ static void epilogue_packed(cg *c, dot_kstate *s, unsigned P,
                                   (LLVMValueRef[]){op, cg_i32c(c, 1), mask[v],
                                                    LLVMConstNull(ovt)},
                                   4);
-        w[v] = cg_conv_add_apply(c, fa, r[v],
-                                 cg_widen_int(c, fa->other.elem, o, vt));
+        o = cg_widen_int(c, fa->other.elem, o, vt);
+        w[v] = d[v] ? cg_qadd_vec_sat(c, fa->add, fa->recip, fa->inv_y,
+                                      fa->conv_operand, a->rq->zp, d[v], o,
+                                      smin, smax)
+                    : NULL;
+        if (!w[v])
+          w[v] = cg_conv_add_apply(c, fa, r[v], o);
       }
       LLVMValueRef bytes = VL == 8 ? cg_pack_bytes8(c, w, OCB, sg)
                                    : cg_pack_bytes(c, w, OCB, sg);
