@@ -67,6 +67,17 @@ static void pack_init(cg *c, const amx_block *k, amx_pack *pk) {
 /* One pixel, cbuf row i: its NB channel vectors requantized (the clamps
  * that saturation does left out when cg_requant_apply_sat can), the
  * residual qadd applied, packed and stored with one masked store. */
+/* Channel vector b of the parked tiles' row i. */
+static LLVMValueRef acc_load(cg *c, LLVMValueRef cb, LLVMValueRef i,
+                             unsigned b) {
+  return cg_load(
+      c, LLVMVectorType(c->t_i32, 16),
+      cg_gep8(c, cb,
+              LLVMBuildAdd(c->b, LLVMBuildMul(c->b, i, cg_i64c(c, 64), ""),
+                           cg_i64c(c, b * 1024), "")),
+      64);
+}
+
 static void pixel_vecs(cg *c, const amx_block *k, const amx_pack *pk,
                        LLVMValueRef cb, LLVMValueRef i, LLVMValueRef oo,
                        const LLVMValueRef *ch, const LLVMValueRef *mask,
@@ -76,12 +87,7 @@ static void pixel_vecs(cg *c, const amx_block *k, const amx_pack *pk,
   unsigned NB = k->p->NB;
   LLVMTypeRef vt = LLVMVectorType(c->t_i32, 16);
   for (unsigned b = 0; b < NB; b++) {
-    LLVMValueRef acc = cg_load(
-        c, vt,
-        cg_gep8(c, cb,
-                LLVMBuildAdd(c->b, LLVMBuildMul(c->b, i, cg_i64c(c, 64), ""),
-                             cg_i64c(c, b * 1024), "")),
-        64);
+    LLVMValueRef acc = acc_load(c, cb, i, b);
     LLVMValueRef r = NULL;
     if (!fa) {
       r = cg_requant_apply_sat(c, a->rq, acc, ch[b], true, pk->smin, pk->smax);
@@ -181,12 +187,7 @@ static void plain_pixel(cg *c, const amx_block *k, LLVMValueRef cb,
   LLVMTypeRef yvt = raw ? vt : LLVMVectorType(yet, 16);
   unsigned yal = raw ? 4 : (unsigned)quill_type_elem_bytes(cg_storage(y->elem));
   for (unsigned b = 0; b < NB; b++) {
-    LLVMValueRef acc = cg_load(
-        c, vt,
-        cg_gep8(c, cb,
-                LLVMBuildAdd(c->b, LLVMBuildMul(c->b, i, cg_i64c(c, 64), ""),
-                             cg_i64c(c, b * 1024), "")),
-        64);
+    LLVMValueRef acc = acc_load(c, cb, i, b);
     LLVMValueRef r = cg_requant_apply(
         c, a->rq, acc, ch[b], true);
     if (!raw && !fa)

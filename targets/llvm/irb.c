@@ -344,56 +344,47 @@ LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n) {
                        cg_splat(c, left, n), "");
 }
 
-LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
-                           bool is_signed) {
-  LLVMTypeRef v16 = LLVMVectorType(c->t_i32, 16);
+/* cg_pack_bytes (VL 16) and cg_pack_bytes8 (VL 8): vpackssdw pairs,
+ * vpacksswb/vpackuswb, then the dwords out of their 128-bit lanes; the
+ * first `out` dwords of the result. */
+static LLVMValueRef pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
+                               bool is_signed, unsigned VL, unsigned out) {
+  bool z = VL == 16;
+  LLVMTypeRef vt = LLVMVectorType(c->t_i32, VL);
+  const char *dw = z ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
+  const char *wb =
+      z ? (is_signed ? "llvm.x86.avx512.packsswb.512"
+                     : "llvm.x86.avx512.packuswb.512")
+        : (is_signed ? "llvm.x86.avx2.packsswb" : "llvm.x86.avx2.packuswb");
   LLVMValueRef w[4];
   for (unsigned i = 0; i < 4; i++)
-    w[i] = i < n ? v[i] : LLVMGetUndef(v16);
+    w[i] = i < n ? v[i] : LLVMGetUndef(vt);
   /* per 128-bit lane L: words v0[4L..4L+3] v1[4L..] | v2[4L..] v3[4L..] */
-  LLVMValueRef ab = cg_intrinsic(c, "llvm.x86.avx512.packssdw.512", NULL, 0,
-                                 (LLVMValueRef[]){w[0], w[1]}, 2);
-  LLVMValueRef cd = n > 2 ? cg_intrinsic(c, "llvm.x86.avx512.packssdw.512",
-                                         NULL, 0,
-                                         (LLVMValueRef[]){w[2], w[3]}, 2)
-                          : ab;
-  LLVMValueRef b = cg_intrinsic(
-      c, is_signed ? "llvm.x86.avx512.packsswb.512"
-                   : "llvm.x86.avx512.packuswb.512",
-      NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
-  /* dword 4L + j of the packs holds v_j[4L..4L+3]: put it at 4j + L */
+  LLVMValueRef ab =
+      cg_intrinsic(c, dw, NULL, 0, (LLVMValueRef[]){w[0], w[1]}, 2);
+  LLVMValueRef cd =
+      n > 2 ? cg_intrinsic(c, dw, NULL, 0, (LLVMValueRef[]){w[2], w[3]}, 2)
+            : ab;
+  LLVMValueRef b = cg_intrinsic(c, wb, NULL, 0, (LLVMValueRef[]){ab, cd}, 2);
+  /* dword 4L + j of the packs holds v_j[4L..4L+3]: put it at j nl + L */
+  unsigned nl = VL / 4;
   LLVMValueRef idx[16];
-  for (unsigned i = 0; i < 16; i++)
-    idx[i] = cg_i32c(c, (int32_t)(4 * (i % 4) + i / 4));
-  LLVMValueRef d = LLVMBuildBitCast(c->b, b, v16, "");
-  d = LLVMBuildShuffleVector(c->b, d, LLVMGetUndef(v16),
-                             LLVMConstVector(idx, 16), "");
-  return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 64), "");
+  for (unsigned i = 0; i < out; i++)
+    idx[i] = cg_i32c(c, (int32_t)(4 * (i % nl) + i / nl));
+  LLVMValueRef d = LLVMBuildBitCast(c->b, b, vt, "");
+  d = LLVMBuildShuffleVector(c->b, d, LLVMGetUndef(vt),
+                             LLVMConstVector(idx, out), "");
+  return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 4 * out), "");
+}
+
+LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
+                           bool is_signed) {
+  return pack_bytes(c, v, n, is_signed, 16, 16);
 }
 
 LLVMValueRef cg_pack_bytes8(cg *c, const LLVMValueRef *v, unsigned n,
                             bool is_signed) {
-  LLVMTypeRef v8 = LLVMVectorType(c->t_i32, 8);
-  LLVMValueRef w[4];
-  for (unsigned i = 0; i < 4; i++)
-    w[i] = i < n ? v[i] : LLVMGetUndef(v8);
-  /* per 128-bit lane L: words v0[4L..4L+3] v1[4L..] | v2[4L..] v3[4L..] */
-  LLVMValueRef ab = cg_intrinsic(c, "llvm.x86.avx2.packssdw", NULL, 0,
-                                 (LLVMValueRef[]){w[0], w[1]}, 2);
-  LLVMValueRef cd = n > 2 ? cg_intrinsic(c, "llvm.x86.avx2.packssdw", NULL, 0,
-                                         (LLVMValueRef[]){w[2], w[3]}, 2)
-                          : ab;
-  LLVMValueRef b = cg_intrinsic(
-      c, is_signed ? "llvm.x86.avx2.packsswb" : "llvm.x86.avx2.packuswb", NULL,
-      0, (LLVMValueRef[]){ab, cd}, 2);
-  /* dword 4L + j of the packs holds v_j[4L..4L+3]: put it at 2j + L */
-  LLVMValueRef idx[8];
-  for (unsigned i = 0; i < 2 * n; i++)
-    idx[i] = cg_i32c(c, (int32_t)(4 * (i % 2) + i / 2));
-  LLVMValueRef d = LLVMBuildBitCast(c->b, b, v8, "");
-  d = LLVMBuildShuffleVector(c->b, d, LLVMGetUndef(v8),
-                             LLVMConstVector(idx, 2 * n), "");
-  return LLVMBuildBitCast(c->b, d, LLVMVectorType(c->t_i8, 8 * n), "");
+  return pack_bytes(c, v, n, is_signed, 8, 2 * n);
 }
 
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off) {

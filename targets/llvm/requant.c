@@ -470,18 +470,24 @@ static bool half_even_fast(const cg_requant *rq) {
          rq->zp < lim;
 }
 
+/* acc's f32 times the scale of its lanes' channels (the float path's
+ * first step). */
+static LLVMValueRef scaled(cg *c, cg_requant *rq, LLVMValueRef acc,
+                           LLVMValueRef ch, bool lanes_are_channels) {
+  unsigned w = lanes(acc);
+  LLVMValueRef s =
+      param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n, rq->pad, 0,
+            rq->scale[0], ch ? ch : cg_i64c(c, 0), lanes_are_channels, w);
+  return LLVMBuildFMul(
+      c->b, LLVMBuildSIToFP(c->b, acc, cg_vec(c->t_f32, w), ""), s, "");
+}
+
 LLVMValueRef cg_requant_apply_f(cg *c, cg_requant *rq, LLVMValueRef acc,
                                 LLVMValueRef ch, bool lanes_are_channels) {
   if (!half_even_fast(rq))
     return NULL;
-  if (!ch)
-    ch = cg_i64c(c, 0);
   unsigned w = lanes(acc);
-  LLVMTypeRef f32 = cg_vec(c->t_f32, w);
-  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n,
-                         rq->pad, 0, rq->scale[0], ch, lanes_are_channels, w);
-  LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
-                                 "");
+  LLVMValueRef v = scaled(c, rq, acc, ch, lanes_are_channels);
   LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
   LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
   v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
@@ -497,14 +503,8 @@ LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
                                   int64_t smin, int64_t smax) {
   if (!half_even_fast(rq) || rq->lo < smin || rq->hi > smax)
     return NULL;
-  if (!ch)
-    ch = cg_i64c(c, 0);
   unsigned w = lanes(acc);
-  LLVMTypeRef f32 = cg_vec(c->t_f32, w);
-  LLVMValueRef s = param(c, &rq->g_scale, rq->scale, 4, c->t_f32, rq->n,
-                         rq->pad, 0, rq->scale[0], ch, lanes_are_channels, w);
-  LLVMValueRef v = LLVMBuildFMul(c->b, LLVMBuildSIToFP(c->b, acc, f32, ""), s,
-                                 "");
+  LLVMValueRef v = scaled(c, rq, acc, ch, lanes_are_channels);
   /* the upper bound unless |v| < 2^30 is known (cg_requant_bound): v >=
    * 2^31 would convert to INT_MIN, which the packs would take for the
    * lowest value; below, INT_MIN + zp stays the lowest unless zp < 0 */
@@ -518,7 +518,7 @@ LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
     v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo,
                         v, "");
   }
-  LLVMTypeRef ov[2] = {cg_vec(c->t_i32, w), f32};
+  LLVMTypeRef ov[2] = {cg_vec(c->t_i32, w), cg_vec(c->t_f32, w)};
   LLVMValueRef i = cg_intrinsic(c, "llvm.lrint", ov, 2, &v, 1);
   return rq->zp ? LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i32, w), rq->zp), "")
                 : i;
