@@ -15,11 +15,12 @@
  *
  * A block is NA * TR consecutive "virtual pixels" times NB * 16 channels:
  *
+ *   C[a][b] = bias' of its 16 channels in every row (a stride-0 load)
  *   for s in KH * KW * (Cg / Kc) steps (fewer with row windows):
  *     A[a] = load, B[b] = load, C[a][b] += A[a] . B[b]
- *   then each C tile goes to a stack buffer and the usual epilogue
- *   (bias', requantization, a fused residual qadd (fuse_add.c), store,
- *   masked for a partial channel block)
+ *   then each C tile goes to a stack buffer and the epilogue (amx_epi.c:
+ *   requantization, a fused residual qadd (fuse_add.c), store, masked
+ *   for a partial channel block)
  *
  * Kc is the largest multiple of 4 up to 64 dividing Cg. Channels that do
  * not fill 4-byte groups (the first conv, C = 3) use row windows as the
@@ -49,8 +50,8 @@
  * convs of a K step or two cost more than the tdpbusd.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
- * storage), centered weights, bias' = bias - zpu * sum(wc) added in the
- * epilogue (modulo 2^32), the same requantization code.
+ * storage), centered weights, bias' = bias - zpu * sum(wc) (modulo 2^32),
+ * the same requantization code.
  *
  * AMX needs the kernel's permission (arch_prctl, asked once by the entry
  * function, codegen.c) and a tile configuration, which LLVM's tile passes

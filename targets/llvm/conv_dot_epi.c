@@ -14,8 +14,10 @@
  * dword shuffle: irb.c's cg_pack_bytes on zmm with AVX-512BW,
  * cg_pack_bytes8 on the avx-vnni path's ymm) and stored at once. The
  * saturation does the clamps to the storage range, so the requantization
- * leaves them out where that is exact (cg_requant_apply_sat); a fused
- * qadd's result is clamped already and the packs leave it as it is. Per
+ * leaves them out where that is exact (cg_requant_apply_sat; all of them
+ * when cg_requant_bound holds); a fused qadd starts from the conv's value
+ * as an integer-valued f32 and is left to the saturation too
+ * (cg_qadd_vec_sat), else its clamped result passes the packs as it is. Per
  * 4 zmm vectors that is 4 shuffles and a store where vpmovdb took 2 uops
  * each, and a vmaxps less per vector (the lower clamp, when it is the
  * storage's). One zmm vector a tile keeps vpmovdb (3 shuffles no cheaper
