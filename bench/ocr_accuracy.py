@@ -235,10 +235,17 @@ def quark_engine(model, calib, work, qconfig):
     (A8W8: int8 symmetric activations and weights, MinMax; A8W8_ADAROUND:
     the same with AdaRound), its QDQ model run in onnxruntime."""
     import quark.onnx as quark
-    out = os.path.join(work, "quark-%s.onnx" % qconfig.lower())
+    out = os.path.abspath(os.path.join(work, "quark-%s.onnx" % qconfig.lower()))
     t = cpu_s()
-    quark.ModelQuantizer(getattr(quark, qconfig + "_QCONFIG")).quantize_model(
-        model, out, calib_reader(calib))
+    # Quark writes quantized_info.csv into the current directory: the work
+    # directory's, not the checkout's
+    here = os.getcwd()
+    os.chdir(work)
+    try:
+        quark.ModelQuantizer(getattr(quark, qconfig + "_QCONFIG")).quantize_model(
+            os.path.abspath(os.path.join(here, model)), out, calib_reader(calib))
+    finally:
+        os.chdir(here)
     s = ort_session(out)
     return (lambda x: s.run(None, {"x": x})[0]), cpu_s() - t
 

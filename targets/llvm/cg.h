@@ -308,6 +308,10 @@ LLVMValueRef cg_pack_bytes(cg *c, const LLVMValueRef *v, unsigned n,
  * first. */
 LLVMValueRef cg_pack_bytes8(cg *c, const LLVMValueRef *v, unsigned n,
                             bool is_signed);
+/* Float v (scalar or vector) clamped to [lo, hi]: two selects, lo first
+ * (NaN stays NaN). */
+LLVMValueRef cg_fclamp(cg *c, LLVMValueRef v, LLVMValueRef lo,
+                       LLVMValueRef hi);
 /* ptr + byte offset (i64 value). */
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off);
 /* &((T*)ptr)[idx] */
@@ -413,13 +417,6 @@ void cg_requant_free(cg *c, cg_requant *rq);
  * values (or acc itself when raw). */
 LLVMValueRef cg_requant_apply(cg *c, cg_requant *rq, LLVMValueRef acc,
                               LLVMValueRef ch, bool lanes_are_channels);
-/* Set rq->bounded when every accumulator of the centered weights wc
- * ([M][K]) and bias (or NULL), for inputs within 255 of their zero point,
- * times its scale is below 2^30 in magnitude (float path only): then
- * cg_requant_apply_sat needs no clamp where the storage range is the
- * result's. */
-void cg_requant_bound(cg_requant *rq, const int32_t *wc, const int32_t *bias,
-                      int64_t M, int64_t K);
 /* The same for a caller that narrows the result to storage [smin, smax]
  * with saturating packs (cg_pack_bytes): the clamps the saturation does are
  * left out, so lanes may lie outside [lo, hi] by what saturation removes.
@@ -432,7 +429,14 @@ LLVMValueRef cg_requant_apply_sat(cg *c, cg_requant *rq, LLVMValueRef acc,
  * fused qadd computes with next), or NULL where cg_requant_apply_sat is. */
 LLVMValueRef cg_requant_apply_f(cg *c, cg_requant *rq, LLVMValueRef acc,
                                 LLVMValueRef ch, bool lanes_are_channels);
-/* The same for one i64 accumulator (accumulator = "i64"): the 64-bit
+/* Set rq->bounded when every accumulator of the centered weights wc
+ * ([M][K]) and bias (or NULL), for inputs within 255 of their zero point,
+ * times its scale is below 2^30 in magnitude (float path only): then
+ * cg_requant_apply_sat needs no clamp where the storage range is the
+ * result's. */
+void cg_requant_bound(cg_requant *rq, const int32_t *wc, const int32_t *bias,
+                      int64_t M, int64_t K);
+/* cg_requant_apply for one i64 accumulator (accumulator = "i64"): the 64-bit
  * requantization (quill_requant_fixed64, or the f32 conversion of the i64);
  * channel ch (NULL: 0). Returns the final clamped value as i32. */
 LLVMValueRef cg_requant_apply_i64(cg *c, cg_requant *rq, LLVMValueRef acc,

@@ -387,6 +387,14 @@ LLVMValueRef cg_pack_bytes8(cg *c, const LLVMValueRef *v, unsigned n,
   return pack_bytes(c, v, n, is_signed, 8, 2 * n);
 }
 
+LLVMValueRef cg_fclamp(cg *c, LLVMValueRef v, LLVMValueRef lo,
+                       LLVMValueRef hi) {
+  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
+                      "");
+  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
+                         v, "");
+}
+
 LLVMValueRef cg_gep8(cg *c, LLVMValueRef ptr, LLVMValueRef off) {
   return LLVMBuildInBoundsGEP2(c->b, c->t_i8, ptr, &off, 1, "");
 }

@@ -86,15 +86,6 @@ static bool one_fixed(cg *c, cg_requant *rq, int64_t m, int64_t s,
   return m >= 0 && m <= INT32_MAX && s >= -31 && s <= 62;
 }
 
-/* v clamped to [lo, hi] (NaN stays NaN; the callers have none). */
-static LLVMValueRef fclamp(cg *c, LLVMValueRef v, LLVMValueRef lo,
-                           LLVMValueRef hi) {
-  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
-                      "");
-  return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
-                         v, "");
-}
-
 /* The float form's quotient round_r((f(da)*s_a + f(db)*s_b) / s_y) (or
  * the product) of the differences da, db (w lanes; 1: scalars) with the
  * arithmetic in `ft`, as the reference does it (no contraction), NaN as 0. */
@@ -155,7 +146,7 @@ static LLVMValueRef qbin_f32_ab(cg *c, const qbin *k, LLVMValueRef a,
   LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(k->lo - k->y.zp)), w);
   LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(k->hi - k->y.zp)), w);
   LLVMTypeRef iv = w > 1 ? LLVMVectorType(c->t_i32, w) : c->t_i32;
-  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, fclamp(c, q, lo, hi), iv, ""),
+  return LLVMBuildAdd(c->b, LLVMBuildFPToSI(c->b, cg_fclamp(c, q, lo, hi), iv, ""),
                       cg_splat(c, cg_i32c(c, k->y.zp), w), "");
 }
 
@@ -176,7 +167,7 @@ static LLVMValueRef qbin_fn(cg *c, void *ud, LLVMValueRef *in) {
     LLVMValueRef lo = cg_f64c(c, (double)(k->lo - k->y.zp));
     LLVMValueRef hi = cg_f64c(c, (double)(k->hi - k->y.zp));
     return LLVMBuildAdd(
-        c->b, LLVMBuildFPToSI(c->b, fclamp(c, d, lo, hi), c->t_i64, ""),
+        c->b, LLVMBuildFPToSI(c->b, cg_fclamp(c, d, lo, hi), c->t_i64, ""),
         cg_i64c(c, k->y.zp), "");
   }
   LLVMValueRef da = LLVMBuildSub(c->b, cg_widen_int(c, k->ae, in[0], c->t_i64),
@@ -362,7 +353,7 @@ LLVMValueRef cg_qadd_vec_sat(cg *c, const quill_op *op, bool recip,
   LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(k.lo - k.y.zp)), w);
   LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(k.hi - k.y.zp)), w);
   return LLVMBuildAdd(
-      c->b, LLVMBuildFPToSI(c->b, fclamp(c, cg_round(c, q, k.r), lo, hi), iv, ""),
+      c->b, LLVMBuildFPToSI(c->b, cg_fclamp(c, cg_round(c, q, k.r), lo, hi), iv, ""),
       zy, "");
 }
 

@@ -391,10 +391,7 @@ static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
      * round-to-nearest-even conversion (vcvtps2dq / frintx+fcvtzs) */
     LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
     LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
-    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo,
-                        v, "");
-    v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi,
-                        v, "");
+    v = cg_fclamp(c, v, lo, hi);
     LLVMTypeRef ov[2] = {cg_vec(c->t_i32, w), f32};
     LLVMValueRef i = cg_intrinsic(c, "llvm.lrint", ov, 2, &v, 1);
     return LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i32, w), rq->zp), "");
@@ -404,16 +401,8 @@ static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
     r = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, r, r, ""),
                         LLVMConstNull(f32), r, "");
   if (narrow_bounds(rq)) {
-    r = LLVMBuildSelect(
-        c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, r,
-                            cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w),
-                            ""),
-        cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w), r, "");
-    r = LLVMBuildSelect(
-        c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, r,
-                            cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w),
-                            ""),
-        cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w), r, "");
+    r = cg_fclamp(c, r, cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w),
+                  cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w));
     LLVMValueRef i = LLVMBuildFPToSI(c->b, r, cg_vec(c->t_i32, w), "");
     return LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i32, w), rq->zp), "");
   }
@@ -422,10 +411,7 @@ static LLVMValueRef float_path(cg *c, cg_requant *rq, LLVMValueRef acc,
   LLVMValueRef d = LLVMBuildFPExt(c->b, r, f64, "");
   LLVMValueRef lo = cg_splat(c, cg_f64c(c, (double)(rq->lo - rq->zp)), w);
   LLVMValueRef hi = cg_splat(c, cg_f64c(c, (double)(rq->hi - rq->zp)), w);
-  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, d, lo, ""), lo, d,
-                      "");
-  d = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, d, hi, ""), hi, d,
-                      "");
+  d = cg_fclamp(c, d, lo, hi);
   LLVMValueRef i = LLVMBuildFPToSI(c->b, d, cg_vec(c->t_i64, w), "");
   i = LLVMBuildAdd(c->b, i, cg_intc(cg_vec(c->t_i64, w), rq->zp), "");
   return LLVMBuildTrunc(c->b, i, cg_vec(c->t_i32, w), "");
@@ -490,10 +476,7 @@ LLVMValueRef cg_requant_apply_f(cg *c, cg_requant *rq, LLVMValueRef acc,
   LLVMValueRef v = scaled(c, rq, acc, ch, lanes_are_channels);
   LLVMValueRef lo = cg_splat(c, cg_f32c(c, (double)(rq->lo - rq->zp)), w);
   LLVMValueRef hi = cg_splat(c, cg_f32c(c, (double)(rq->hi - rq->zp)), w);
-  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, v, lo, ""), lo, v,
-                      "");
-  v = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, v, hi, ""), hi, v,
-                      "");
+  v = cg_fclamp(c, v, lo, hi);
   /* below 2^24 in magnitude: rounding in f32 is the integer's f32 */
   return cg_round(c, v, QUILL_ROUND_HALF_EVEN);
 }

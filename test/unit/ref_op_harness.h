@@ -6,15 +6,28 @@
  * (run.in), the op's outputs allocated (run.out, run.nout); the context's
  * diagnostics are captured into run.diag for the failure messages;
  * run_free releases everything. The tests evaluate the op themselves
- * (quill_ref_eval_op).
+ * (quill_ref_eval_op). xorshift64 and xorshift_in are the random tests'
+ * generator, each test file with its own state and seed.
  */
 #ifndef QUILL_TEST_UNIT_REF_OP_HARNESS_H
 #define QUILL_TEST_UNIT_REF_OP_HARNESS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "targets/reference/ref.h"
+
+/* xorshift64 of the state *s (never 0), and a draw from [lo, hi]. */
+static inline uint64_t xorshift64(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+static inline int64_t xorshift_in(uint64_t *s, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(xorshift64(s) % (uint64_t)(hi - lo + 1));
+}
 
 typedef struct run {
   quill_context *ctx;

@@ -21,14 +21,9 @@
 #include "test/unit/ref_op_harness.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 static int64_t rnd_in(int64_t lo, int64_t hi) {
-  return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+  return xorshift_in(&rng, lo, hi);
 }
 
 /* Fill a tensor with random values in [-1, 1]; return them as doubles (as

@@ -22,14 +22,9 @@
 #include "test/unit/ref_qkernels_harness.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 static int64_t rnd_in(int64_t lo, int64_t hi) {
-  return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+  return xorshift_in(&rng, lo, hi);
 }
 
 /* A storage type with its range and a value range to draw from. */
