@@ -35,6 +35,13 @@
  * input read only by the concat takes the concat's params (concat-share,
  * default 1), so that its producer writes the concat's scale directly:
  * one rounding instead of its own and the concat's requantization.
+ * Concats joined by shared inputs (a DenseNet block: each layer concats
+ * all of the block's earlier outputs, which feed only concats) take one
+ * range, the union of theirs, and so do the inputs they share (option
+ * concat-group, default 1): then no input is requantized per concat, and
+ * the compiled code keeps the whole block in one buffer. A concat whose
+ * own range is less than half the group's stays out (its inputs too,
+ * unless they feed only concats of the group).
  *
  * Data: option data=PATH (loaded with passes/calib_data.h, honouring
  * max-samples=N while reading), else the pass-manager input
@@ -489,6 +496,166 @@ static void concat_union(calib *c) {
   }
 }
 
+/* ---- concat groups ---------------------------------------------------------------- */
+
+/* A group member may take a range this much wider than its own. */
+#define GROUP_WIDEN 2.0
+
+static size_t find_root(size_t *par, size_t k) {
+  while (par[k] != k)
+    k = par[k] = par[par[k]];
+  return k;
+}
+
+static bool plain_activation(const fq_info *f, const fq_info *like) {
+  return f && f->from_data && f->axis < 0 && !f->fixed &&
+         quill_quant_scheme_equal(&f->scheme, &like->scheme);
+}
+
+/* The concat a plain activation fake_quant reads (NULL: none). */
+static const quill_op *fq_concat(const fq_info *g) {
+  const quill_op *cat = quill_value_def(quill_op_operand(g->op, 0));
+  return cat && quill_op_opcode(cat) == QUILL_OP_CONCAT &&
+                 plain_activation(g, g)
+             ? cat
+             : NULL;
+}
+
+/* Every user of x is a concat. */
+static bool feeds_concats_only(const quill_value *x) {
+  for (quill_use *u = quill_value_first_use(x); u; u = quill_use_next(u))
+    if (quill_op_opcode(quill_use_user(u)) != QUILL_OP_CONCAT)
+      return false;
+  return quill_value_first_use(x) != NULL;
+}
+
+/* The fake_quant whose params concat operand x has: x's producer, or
+ * reached through max/average pools and pads that read nothing else
+ * (they keep their operand's params; DenseNet's blocks start at one). */
+static fq_info *operand_fq(calib *c, const quill_value *x) {
+  const quill_op *op = quill_value_def(x);
+  while (op && (quill_op_opcode(op) == QUILL_OP_MAXPOOL ||
+                quill_op_opcode(op) == QUILL_OP_AVGPOOL ||
+                quill_op_opcode(op) == QUILL_OP_PAD) &&
+         quill_value_has_one_use(quill_op_operand(op, 0)))
+    op = quill_value_def(quill_op_operand(op, 0));
+  return op && quill_op_opcode(op) == QUILL_OP_FAKE_QUANT ? info_of(c, op)
+                                                          : NULL;
+}
+
+static void fq_range(const fq_info *f, double *lo, double *hi) {
+  if (f->has_union) {
+    *lo = f->ulo;
+    *hi = f->uhi;
+  } else {
+    quill_observer_range(f->obs, 0, lo, hi);
+  }
+}
+
+/* Every user of x (an operand member's value) is a kept concat of the
+ * group root. */
+static bool users_kept(calib *c, size_t *par, const bool *keep,
+                       const quill_value *x, size_t root) {
+  for (quill_use *u = quill_value_first_use(x); u; u = quill_use_next(u)) {
+    quill_value *r = quill_op_result(quill_use_user(u), 0);
+    quill_use *v = quill_value_first_use(r);
+    const fq_info *g = v && quill_value_num_uses(r) == 1
+                           ? info_of(c, quill_use_user(v))
+                           : NULL;
+    size_t gi = g ? (size_t)(g - c->fq) : 0;
+    if (!g || !keep[gi] || find_root(par, gi) != root)
+      return false;
+  }
+  return true;
+}
+
+/* Option concat-group (header comment): concats joined by shared inputs
+ * take one range, the union of theirs, and so do the inputs they share. */
+static quill_status concat_group(calib *c) {
+  size_t n = c->nfq;
+  size_t *par = quill_alloc(c->ctx, n * sizeof *par * 2);
+  bool *keep = quill_alloc(c->ctx, n * sizeof *keep);
+  const quill_value **top = quill_alloc(c->ctx, n * sizeof *top);
+  if (!par || !keep || !top) {
+    quill_free(c->ctx, par, n * sizeof *par * 2);
+    quill_free(c->ctx, keep, n * sizeof *keep);
+    quill_free(c->ctx, top, n * sizeof *top);
+    return QUILL_ERR_NOMEM;
+  }
+  size_t *cats = par + n; /* concat members per root */
+  for (size_t k = 0; k < n; k++) {
+    par[k] = k;
+    cats[k] = 0;
+    keep[k] = false;
+    top[k] = NULL;
+  }
+  for (size_t k = 0; k < n; k++) {
+    fq_info *g = &c->fq[k];
+    const quill_op *cat = fq_concat(g);
+    if (!cat)
+      continue;
+    for (unsigned i = 0; i < quill_op_num_operands(cat); i++) {
+      const quill_value *x = quill_op_operand(cat, i);
+      fq_info *f = operand_fq(c, x);
+      size_t fi = f ? (size_t)(f - c->fq) : 0;
+      if (!plain_activation(f, g) || !feeds_concats_only(x) ||
+          (top[fi] && top[fi] != x))
+        continue;
+      top[fi] = x;
+      par[find_root(par, fi)] = find_root(par, k);
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    if (fq_concat(&c->fq[k]))
+      cats[find_root(par, k)]++;
+  /* Per group of two or more concats: the union of the concats' ranges,
+   * without a concat whose own range is too narrow for it. */
+  for (size_t r = 0; r < n; r++) {
+    if (find_root(par, r) != r || cats[r] < 2)
+      continue;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < n; k++)
+      if (fq_concat(&c->fq[k]) && find_root(par, k) == r) {
+        double l, h;
+        fq_range(&c->fq[k], &l, &h);
+        lo = fmin(lo, l);
+        hi = fmax(hi, h);
+      }
+    double ulo = INFINITY, uhi = -INFINITY;
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+      double l, h;
+      if (!fq_concat(&c->fq[k]) || find_root(par, k) != r)
+        continue;
+      fq_range(&c->fq[k], &l, &h);
+      if ((h - l) * GROUP_WIDEN < hi - lo)
+        continue;
+      keep[k] = true;
+      kept++;
+      ulo = fmin(ulo, l);
+      uhi = fmax(uhi, h);
+    }
+    if (kept < 2)
+      continue;
+    for (size_t k = 0; k < n; k++) {
+      fq_info *f = &c->fq[k];
+      if (find_root(par, k) != r ||
+          (!keep[k] && (!top[k] || !users_kept(c, par, keep, top[k], r))))
+        continue;
+      f->has_union = true;
+      f->ulo = ulo;
+      f->uhi = uhi;
+    }
+    quill_pass_debug(c->ps, "%zu concats and their shared inputs: [%g, %g]",
+                     kept, ulo, uhi);
+    quill_pass_stat_add(c->ps, "num-concat-groups", 1);
+  }
+  quill_free(c->ctx, par, n * sizeof *par * 2);
+  quill_free(c->ctx, keep, n * sizeof *keep);
+  quill_free(c->ctx, top, n * sizeof *top);
+  return QUILL_OK;
+}
+
 /* Option concat-share (header comment). */
 static quill_status share_concat(calib *c) {
   for (size_t k = 0; k < c->nfq; k++) {
@@ -547,10 +714,13 @@ static quill_status run(quill_pass_state *ps, quill_module *m) {
   quill_status ost = QUILL_OK;
   bool share = quill_pass_option_int(ps, "concat-share", 1, &ost) != 0;
   bool unite = quill_pass_option_int(ps, "concat-union", 1, &ost) != 0;
+  bool group = quill_pass_option_int(ps, "concat-group", 1, &ost) != 0;
   if (!st)
     st = ost;
   if (!st && unite)
     concat_union(&c);
+  if (!st && unite && group)
+    st = concat_group(&c);
   for (size_t k = 0; !st && k < c.nfq; k++)
     st = set_result(&c, &c.fq[k]);
   if (!st && share)
@@ -582,5 +752,5 @@ const quill_pass quill_pass_calibrate = {
     .establishes = 0,
     .preserves = QUILL_PROP_ALL,
     .options = "data=PATH max-samples=N histogram-cache-mb=N pooled=0|1 "
-               "concat-union=0|1 concat-share=0|1",
+               "concat-union=0|1 concat-group=0|1 concat-share=0|1",
 };

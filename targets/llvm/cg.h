@@ -111,6 +111,9 @@ typedef struct cg_value {
    * result's value index + 1 (0: none), slab_start its first channel */
   int slab_of;
   int64_t slab_start;
+  /* a concat of the first slabs of a larger concat is a view of that
+   * concat's first channels: its value index + 1 (0: none) */
+  int prefix_of;
   bool planned; /* a concat result planned at its first slab's producer */
 } cg_value;
 

@@ -159,8 +159,6 @@ typedef struct cg_panel {
   cg_view base;             /* in place: x's buffer from its start */
 } cg_panel;
 
-/* x in NHWC order without gaps (size-1 dims ignored). */
-bool cg_nhwc_dense(const cg_view *x);
 /* Decide in place vs copy (always a copy with `copy`) and allocate the
  * workspace. */
 void cg_panel_plan(cg *c, const cg_conv_geom *g, const cg_view *x,

@@ -18,12 +18,18 @@
  *     view covers its whole slot in row-major order turns that slot into
  *     the user's output buffer (written in place, no final copy).
  *   - concat slabs: when every operand of a channel concat (NHWC) is a
- *     qconv2d result of the concat's own type read by nothing else
- *     (SqueezeNet's fire modules: calibration gives a concat's inputs its
- *     parameters), the concat result is planned at the first of those
- *     convs and each conv's result is its channel slab (the concat's view,
- *     offset by the slab's first channel, dims[1] the conv's channels):
- *     the convs store there and the concat copies nothing.
+ *     result of the concat's own type (calibration gives a concat's inputs
+ *     its parameters) stored by a conv, pool or requantize, and read by
+ *     nothing but the concat and its prefix concats (concats of the same
+ *     type of its first operands, in order), the concat result is planned
+ *     at the first of those producers and each operand is its channel
+ *     slab (the concat's view, offset by the slab's first channel, dims[1]
+ *     the operand's channels): the producers store there and the concat
+ *     copies nothing. A prefix concat is the view of the first channels
+ *     (pixel stride the whole concat's channels), and copies nothing
+ *     either. SqueezeNet's fire modules are single concats of convs; a
+ *     DenseNet block concats all earlier outputs at each layer, and is
+ *     one buffer with one scale (calibrate.c's concat groups).
  *   - liveness: a slot lives from its producer to the last use of any
  *     value stored in it.
  *
@@ -251,36 +257,83 @@ static size_t value_bytes(const cg_value *cv) {
   return (size_t)n * quill_type_elem_bytes(cv->view.elem);
 }
 
-/* Mark the concat slabs (see the top): operand k of a channel concat,
- * every operand a qconv2d result of the concat's element type with the
- * concat as its one use. */
+/* A channel concat (NHWC-able, not returned) of rank 4. */
+static bool channel_concat(const quill_op *op) {
+  if (!op || quill_op_opcode(op) != QUILL_OP_CONCAT)
+    return false;
+  const quill_value *y = quill_op_result(op, 0);
+  int64_t axis = quill_op_attr_int(op, "axis", 0);
+  return quill_type_rank(quill_value_type(y)) == 4 &&
+         (axis == 1 || axis == -3) && !is_returned(y);
+}
+
+/* cat is a prefix concat of root: a channel concat of root's element type
+ * whose operands are root's first ones, in order. */
+static bool is_prefix(const quill_op *cat, const quill_op *root) {
+  if (cat == root)
+    return true;
+  unsigned n = quill_op_num_operands(cat);
+  if (!channel_concat(cat) || n > quill_op_num_operands(root) ||
+      quill_type_elem(quill_value_type(quill_op_result(cat, 0))) !=
+          quill_type_elem(quill_value_type(quill_op_result(root, 0))))
+    return false;
+  for (unsigned k = 0; k < n; k++)
+    if (quill_op_operand(cat, k) != quill_op_operand(root, k))
+      return false;
+  return true;
+}
+
+/* Some user of op's result is a concat. */
+static bool feeds_concat(const quill_op *op) {
+  const quill_value *y = quill_op_result(op, 0);
+  for (quill_use *u = quill_value_first_use(y); u; u = quill_use_next(u))
+    if (quill_op_opcode(quill_use_user(u)) == QUILL_OP_CONCAT)
+      return true;
+  return false;
+}
+
+/* Producers that store their result through its view (any strides). */
+static bool slab_producer(const quill_op *p) {
+  quill_opcode o = p ? quill_op_opcode(p) : QUILL_OP_CONSTANT;
+  return o == QUILL_OP_QCONV2D || o == QUILL_OP_MAXPOOL ||
+         o == QUILL_OP_AVGPOOL || o == QUILL_OP_REQUANTIZE;
+}
+
+/* Mark the concat slabs (see the top). A root concat's operands, each
+ * produced by a slab producer of the concat's element type, once, and read
+ * only by the root and its prefix concats, become slabs of the root; the
+ * prefix concats become views of its first channels. */
 static void plan_slabs(cg *c) {
   QUILL_GRAPH_FOREACH(c->g, op) {
-    if (quill_op_opcode(op) != QUILL_OP_CONCAT)
+    if (!channel_concat(op))
       continue;
     const quill_value *y = quill_op_result(op, 0);
     const quill_type *yt = quill_value_type(y);
-    int64_t axis = quill_op_attr_int(op, "axis", 0);
-    if (quill_type_rank(yt) != 4 || (axis != 1 && axis != -3) ||
-        is_returned(y))
-      continue;
     bool ok = true;
     for (unsigned k = 0; ok && k < quill_op_num_operands(op); k++) {
       const quill_value *x = quill_op_operand(op, k);
-      const quill_op *p = quill_value_def(x);
-      ok = p && quill_op_opcode(p) == QUILL_OP_QCONV2D &&
-           quill_value_has_one_use(x) &&
+      ok = slab_producer(quill_value_def(x)) && !cg_val(c, x)->slab_of &&
            quill_type_elem(quill_value_type(x)) == quill_type_elem(yt);
+      for (unsigned j = 0; ok && j < k; j++)
+        ok = quill_op_operand(op, j) != x;
+      for (quill_use *u = quill_value_first_use(x); ok && u;
+           u = quill_use_next(u))
+        ok = is_prefix(quill_use_user(u), op) &&
+             (quill_use_user(u) == op || !feeds_concat(quill_use_user(u)));
     }
     if (!ok)
       continue;
     int64_t start = 0;
     int yi = (int)(cg_val(c, y) - c->vals);
     for (unsigned k = 0; k < quill_op_num_operands(op); k++) {
-      cg_value *cv = cg_val(c, quill_op_operand(op, k));
+      const quill_value *x = quill_op_operand(op, k);
+      cg_value *cv = cg_val(c, x);
       cv->slab_of = yi + 1;
       cv->slab_start = start;
       start += quill_type_dims(cv->type)[1];
+      for (quill_use *u = quill_value_first_use(x); u; u = quill_use_next(u))
+        if (quill_use_user(u) != op)
+          cg_val(c, quill_op_result(quill_use_user(u), 0))->prefix_of = yi + 1;
     }
   }
 }
@@ -370,6 +423,13 @@ quill_status cg_plan_values(cg *c) {
       set_layout(cv, result_chlast(c, op, cv->v));
       if (cv->slab_of) {
         plan_slab(c, cv, idx);
+        continue;
+      }
+      if (cv->prefix_of) { /* the root is planned: its first slab is earlier */
+        cg_view v = c->vals[cv->prefix_of - 1].view;
+        v.dims[1] = cv->view.dims[1];
+        cv->view = v;
+        cv->chlast = true;
         continue;
       }
       const cg_lowering *lw = &cg_lowerings[quill_op_opcode(op)];

@@ -15,8 +15,10 @@
  *               kernels multiply s8 by s8)
  *   i16 domain: T(x) = x - zp_x; pad value 0
  *
- * When x already is exactly that (u8 or s8, NHWC without gaps, no padding
- * needed, channels not rounded), or when memplan.c stored x inside a
+ * When x already is exactly that (u8 or s8, NHWC with its channels
+ * contiguous and its pixels evenly spaced (s_col may exceed the channels:
+ * the first channels of a wider concat), no padding needed, channels not
+ * rounded), or when memplan.c stored x inside a
  * buffer whose halo holds the zero point (its producer writes the
  * interior, a fill stage the border), the kernel reads x in place and no
  * stage is emitted. The copy loop runs with channels innermost, which is
@@ -26,11 +28,15 @@
 
 #include "targets/llvm/conv.h"
 
-bool cg_nhwc_dense(const cg_view *x) {
+/* x is NHWC with its channels contiguous and its pixels evenly spaced,
+ * maybe further apart than its channels (the first channels of a wider
+ * concat, memplan.c): the kernels step pixels by s_col. */
+static bool nhwc_pixels(const cg_view *x) {
   int64_t C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  return (C == 1 || x->strides[1] == 1) && (W == 1 || x->strides[3] == C) &&
-         (H == 1 || x->strides[2] == W * C) &&
-         (x->dims[0] == 1 || x->strides[0] == H * W * C);
+  int64_t sc = W > 1 ? x->strides[3] : C;
+  int64_t sr = H > 1 ? x->strides[2] : W * sc;
+  return (C == 1 || x->strides[1] == 1) && sc >= C && sr == W * sc &&
+         (x->dims[0] == 1 || x->strides[0] == H * sr);
 }
 
 /* x is the interior of a haloed buffer (memplan.c) whose border holds the
@@ -76,7 +82,7 @@ static void plan(cg *c, const cg_conv_geom *g, const cg_view *x,
   p->zpx = zpx;
   int64_t hneed = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
   int64_t wneed = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-  bool direct = !copy && u8 && signed_x == s8 && cg_nhwc_dense(x) &&
+  bool direct = !copy && u8 && signed_x == s8 && nhwc_pixels(x) &&
                 g->pt == 0 &&
                 g->pl == 0 && hneed <= g->H && wneed <= g->W &&
                 Cgp == g->Cg && x->offset == 0;
@@ -87,9 +93,9 @@ static void plan(cg *c, const cg_conv_geom *g, const cg_view *x,
   if (direct) {
     p->Hp = g->H;
     p->Wp = g->W;
-    p->s_col = g->C;
-    p->s_row = g->W * g->C;
-    p->s_n = g->H * g->W * g->C;
+    p->s_col = g->W > 1 ? x->strides[3] : g->C;
+    p->s_row = g->H > 1 ? x->strides[2] : g->W * p->s_col;
+    p->s_n = g->N > 1 ? x->strides[0] : g->H * p->s_row;
     return;
   }
   int64_t h1 = g->H + g->pt, w1 = g->W + g->pl;

@@ -2,7 +2,8 @@
 concat-slab.test): a 1x1 squeeze conv, expand convs 1x1 (24 channels:
 not a multiple of 16) and 3x3 (40) of the concat's own type, the concat
 read only by a padded 3x3 conv (so it is a haloed buffer); and a second
-concat of a conv and a maxpool (not all operands convs: copied)."""
+returned concat of a conv and a maxpool (the user's buffer:
+copied)."""
 import random
 
 rng = random.Random(17)
