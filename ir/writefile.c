@@ -31,6 +31,17 @@ int quill_write_flush(FILE *f) {
   int err = errno;
   if (rc == 0 && !ferror(f))
     return 0;
+  if (!err) {
+    /* A write failed earlier (output longer than the stream's buffer), and
+     * its errno is gone; the output is lost anyway, so one more byte
+     * reproduces the cause (ENOSPC rather than a bare EIO). */
+    clearerr(f);
+    errno = 0;
+    if (fputc('\n', f) == EOF || fflush(f) != 0 || ferror(f))
+      err = errno;
+    else
+      err = EIO;
+  }
   return err ? err : EIO;
 }
 
