@@ -10,6 +10,7 @@
  *
  *   identity(x), reshape/flatten/squeeze/unsqueeze/cast/requantize to the
  *       operand's own type ............................... -> x
+ *   pad(x) with every pad 0 (DenseNet's average pools) .. -> x
  *   add(x, 0) sub(x, 0) mul(x, 1) div(x, 1), splat constant, result type
  *       equal to x's type ............................... -> x
  *   commutative op(const, y), y not constant ............. -> op(y, const)
@@ -103,6 +104,24 @@ static quill_match_result match_same_type_noop(const quill_pattern *p,
                                                quill_op *op) {
   (void)p;
   quill_value *x = quill_op_operand(op, 0);
+  if (quill_value_type(x) != result_type(op))
+    return quill_rewriter_fail(rw, op, "result type differs from operand type");
+  return replace_with(rw, op, x);
+}
+
+/* pad(x) with every pad 0 is x, whatever its mode and value. */
+static quill_match_result match_pad_zero(const quill_pattern *p,
+                                         quill_rewriter *rw, quill_op *op) {
+  (void)p;
+  int64_t pads[2 * QUILL_MAX_RANK];
+  int64_t n = quill_op_attr_ints(op, "pads", pads, 2 * QUILL_MAX_RANK);
+  quill_value *x = quill_op_operand(op, 0);
+  if (n < 0 || n > 2 * QUILL_MAX_RANK)
+    return quill_rewriter_fail(rw, op, "no readable pads");
+  for (int64_t i = 0; i < n; i++)
+    if (pads[i])
+      return quill_rewriter_fail(rw, op, "pad %lld is %lld", (long long)i,
+                                 (long long)pads[i]);
   if (quill_value_type(x) != result_type(op))
     return quill_rewriter_fail(rw, op, "result type differs from operand type");
   return replace_with(rw, op, x);
@@ -245,6 +264,7 @@ static const quill_pattern patterns[] = {
     {"unsqueeze-noop", QUILL_OP_UNSQUEEZE, 1, match_same_type_noop, NULL},
     {"cast-noop", QUILL_OP_CAST, 1, match_same_type_noop, NULL},
     {"requantize-noop", QUILL_OP_REQUANTIZE, 1, match_same_type_noop, NULL},
+    {"pad-zero", QUILL_OP_PAD, 1, match_pad_zero, NULL},
     {"add-zero", QUILL_OP_ADD, 1, match_neutral_rhs, &zero_rhs},
     {"sub-zero", QUILL_OP_SUB, 1, match_neutral_rhs, &zero_rhs},
     {"mul-one", QUILL_OP_MUL, 1, match_neutral_rhs, &one_rhs},

@@ -118,20 +118,21 @@ static LLVMValueRef off4(cg *c, const cg_view *v, LLVMValueRef n,
   return LLVMBuildAdd(c->b, o, LLVMBuildMul(c->b, w, cg_i64c(c, v->strides[3]), ""), "");
 }
 
-/* quill_div_round(num, n, r) for n > 0, on i64. */
+/* quill_div_round(num, n, r) for n > 0, on i64 or i32. */
 static LLVMValueRef div_round(cg *c, LLVMValueRef num, LLVMValueRef n,
                               quill_rounding r) {
-  LLVMTypeRef t = c->t_i64;
+  LLVMTypeRef t = LLVMTypeOf(num);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
   if (r == QUILL_ROUND_TFLITE) { /* num > 0 ? (num + n/2)/n : (num - n/2)/n */
-    LLVMValueRef h = LLVMBuildSDiv(c->b, n, cg_i64c(c, 2), "");
-    LLVMValueRef pos = LLVMBuildICmp(c->b, LLVMIntSGT, num, cg_i64c(c, 0), "");
+    LLVMValueRef h = LLVMBuildSDiv(c->b, n, LLVMConstInt(t, 2, 0), "");
+    LLVMValueRef pos = LLVMBuildICmp(c->b, LLVMIntSGT, num, zero, "");
     LLVMValueRef m = LLVMBuildSelect(c->b, pos, LLVMBuildAdd(c->b, num, h, ""),
                                      LLVMBuildSub(c->b, num, h, ""), "");
     return LLVMBuildSDiv(c->b, m, n, "");
   }
   LLVMValueRef q = LLVMBuildSDiv(c->b, num, n, "");
   LLVMValueRef rem = LLVMBuildSRem(c->b, num, n, "");
-  LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, rem, cg_i64c(c, 0), "");
+  LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, rem, zero, "");
   q = LLVMBuildSub(c->b, q, LLVMBuildZExt(c->b, neg, t, ""), "");
   rem = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, rem, n, ""), rem, "");
   LLVMValueRef rest = LLVMBuildSub(c->b, n, rem, "");
@@ -140,14 +141,13 @@ static LLVMValueRef div_round(cg *c, LLVMValueRef num, LLVMValueRef n,
   LLVMValueRef tie;
   switch (r) {
   case QUILL_ROUND_HALF_EVEN:
-    tie = LLVMBuildTrunc(c->b, LLVMBuildAnd(c->b, q, cg_i64c(c, 1), ""),
-                         c->t_i1, "");
+    tie = LLVMBuildTrunc(c->b, LLVMBuildAnd(c->b, q, one, ""), c->t_i1, "");
     break;
   case QUILL_ROUND_HALF_UP:
     tie = LLVMConstInt(c->t_i1, 1, 0);
     break;
   default:
-    tie = LLVMBuildICmp(c->b, LLVMIntSGE, q, cg_i64c(c, 0), "");
+    tie = LLVMBuildICmp(c->b, LLVMIntSGE, q, zero, "");
     break;
   }
   LLVMValueRef up = LLVMBuildOr(c->b, gt, LLVMBuildAnd(c->b, eq, tie, ""), "");
@@ -201,9 +201,19 @@ static quill_status lower(cg *c, const quill_op *op) {
       mrq.scale[0] = (float)quill_type_quant_scales(x.elem)[0] /
                      ((float)quill_type_quant_scales(y.elem)[0] * (float)n);
   }
-  /* accumulator element: i32 (quantized), f32, or f64 (float global avg) */
-  /* quantized max works on the stored integers themselves */
+  /* Every window inside the image (no padding reached, no ceil overhang):
+   * the count is the constant KH * KW, and a quantized average sums in i32
+   * and divides by that constant (a multiply and shifts), vectorized over
+   * the channels. */
+  bool whole = !global && g.pt == 0 && g.pl == 0 &&
+               (g.OH - 1) * g.sh + (g.KH - 1) * g.dh < g.H &&
+               (g.OW - 1) * g.sw + (g.KW - 1) * g.dw < g.W;
+  bool avg32 = quant && !mx && !mean && whole && g.KH * g.KW <= 65536 &&
+               quill_type_elem_bytes(cg_storage(x.elem)) == 1;
+  /* accumulator element: i64 (quantized average; i32 when avg32), f32, or
+   * f64 (float global avg); quantized max works on the stored integers */
   LLVMTypeRef at = quant && mx ? cg_elem_type(c, x.elem)
+                   : avg32      ? c->t_i32
                    : quant      ? c->t_i64
                    : (!mx && global) ? c->t_f64 : c->t_f32;
   cg_stage_begin(c, quill_op_name(op), g.N * g.OH);
@@ -245,9 +255,11 @@ static quill_status lower(cg *c, const quill_op *op) {
       LLVMBuildAdd(c->b, LLVMBuildMul(c->b, low.i, cg_i64c(c, g.sw), ""),
                    LLVMBuildMul(c->b, lj.i, cg_i64c(c, g.dw), ""), ""),
       cg_i64c(c, g.pl), "iw");
-  LLVMValueRef inside = LLVMBuildAnd(
-      c->b, LLVMBuildICmp(c->b, LLVMIntULT, ih, cg_i64c(c, g.H), ""),
-      LLVMBuildICmp(c->b, LLVMIntULT, iw, cg_i64c(c, g.W), ""), "");
+  LLVMValueRef inside =
+      whole ? LLVMConstInt(c->t_i1, 1, 0)
+            : LLVMBuildAnd(
+                  c->b, LLVMBuildICmp(c->b, LLVMIntULT, ih, cg_i64c(c, g.H), ""),
+                  LLVMBuildICmp(c->b, LLVMIntULT, iw, cg_i64c(c, g.W), ""), "");
   LLVMValueRef padded = LLVMBuildAnd(
       c->b,
       LLVMBuildAnd(c->b,
@@ -298,7 +310,8 @@ static quill_status lower(cg *c, const quill_op *op) {
   cg_loop_end(c, &lj);
   cg_loop_end(c, &li);
   /* finish */
-  LLVMValueRef div = cg_load(c, c->t_i64, include_pad ? cntp : cnt, 8);
+  LLVMValueRef div = whole ? cg_i64c(c, g.KH * g.KW)
+                           : cg_load(c, c->t_i64, include_pad ? cntp : cnt, 8);
   cg_for(c, &lc, 0, g.C, 1);
   LLVMValueRef a2 = cg_load(c, at, cg_gep(c, at, acc, lc.i), aal);
   LLVMValueRef res = a2;
@@ -308,6 +321,19 @@ static quill_status lower(cg *c, const quill_op *op) {
         c->b, LLVMBuildSub(c->b, a2, cg_i64c(c, zpx * g.H * g.W), ""),
         c->t_i32, "");
     res = cg_requant_apply(c, &mrq, acc, NULL, false);
+  } else if (avg32) {
+    /* every window whole: zp + round_r((s - n*zp) / n), or tflite's
+     * (s +- n/2) / n, in i32 with n a constant */
+    LLVMValueRef n32 = cg_i32c(c, g.KH * g.KW);
+    res = r == QUILL_ROUND_TFLITE
+              ? div_round(c, a2, n32, r)
+              : LLVMBuildAdd(
+                    c->b,
+                    div_round(c,
+                              LLVMBuildSub(c->b, a2,
+                                           cg_i32c(c, g.KH * g.KW * zpx), ""),
+                              n32, r),
+                    cg_i32c(c, zpx), "");
   } else if (!mx && quant) {
     /* n counted positions; with count_include_pad every counted padding
      * position adds zp (the stored 0.0); an empty window gives zp */

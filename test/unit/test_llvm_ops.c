@@ -135,6 +135,26 @@ static const llvm_case cases[] = {
      "  %g = global_avgpool %x {rounding = \"tflite\", multiplier = [1200000000], "
      "shift = [-5]} : tensor<1x19x1x1x" QI8(0.05, -3) ">\n"
      "  return %a, %b, %c, %d, %e, %g\n}\n", 0, 0, 0, 0, false},
+    {"quantized_avgpool_whole", /* every window inside: the i32 path */
+     "func @f(%x: tensor<1x19x9x7x" QU8(0.1, 37) ">, %y: tensor<1x35x8x8x"
+     QI8(0.05, -3) ">) -> (tensor<1x19x4x3x" QU8(0.1, 37) ">, tensor<1x19x4x3x"
+     QU8(0.1, 37) ">, tensor<1x35x4x4x" QI8(0.05, -3) ">, tensor<1x35x4x4x"
+     QI8(0.05, -3) ">, tensor<1x35x4x4x" QI8(0.05, -3) ">, tensor<1x35x4x4x"
+     QI8(0.05, -3) ">) {\n"
+     "  %a = avgpool %x {kernel_shape = [3, 2], strides = [2, 2], rounding = "
+     "\"half_even\"} : tensor<1x19x4x3x" QU8(0.1, 37) ">\n"
+     "  %b = avgpool %x {kernel_shape = [3, 2], strides = [2, 2], rounding = "
+     "\"tflite\"} : tensor<1x19x4x3x" QU8(0.1, 37) ">\n"
+     "  %c = avgpool %y {kernel_shape = [2, 2], strides = [2, 2], rounding = "
+     "\"half_away\"} : tensor<1x35x4x4x" QI8(0.05, -3) ">\n"
+     "  %d = avgpool %y {kernel_shape = [2, 2], strides = [2, 2], rounding = "
+     "\"half_up\"} : tensor<1x35x4x4x" QI8(0.05, -3) ">\n"
+     "  %e = avgpool %y {kernel_shape = [3, 3], strides = [1, 1], dilations = "
+     "[2, 2], count_include_pad = 1, rounding = \"tflite\"} : tensor<1x35x4x4x"
+     QI8(0.05, -3) ">\n"
+     "  %g = avgpool %y {kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1,"
+     " rounding = \"half_even\"} : tensor<1x35x4x4x" QI8(0.05, -3) ">\n"
+     "  return %a, %b, %c, %d, %e, %g\n}\n", 0, 0, 0, 0, false},
     {"quantized_data_movement",
      "func @f(%x: tensor<2x3x4x" QI8(0.1, -5) ">) -> "
      "(tensor<4x5x6x" QI8(0.1, -5) ">, tensor<2x7x8x" QI8(0.1, -5) ">, "
