@@ -16,7 +16,10 @@
  *
  * count is the number of taps inside the image, or with count_include_pad
  * inside the padded extent, as in the reference (a ceil_mode overhang past
- * the end padding never counts). Float max propagates the first NaN the
+ * the end padding never counts). When every window lies inside the image
+ * (no padding reached, no overhang: DenseNet's 2x2 transitions), count is
+ * the constant KH * KW: no bounds checks, and an 8-bit average sums in i32
+ * and divides by that constant (a multiply and shifts, vectorized). Float max propagates the first NaN the
  * way the reference does; float global average sums in f64.
  */
 #include <math.h>
