@@ -162,7 +162,7 @@ static const char *const amx_cpus =
 
 static void set_class(cg_target *t, int cls) {
   t->avx2 = cls != X_BASE;
-  t->avx512f = t->avx512bw = t->avx512vl =
+  t->avx512f = t->avx512bw = t->avx512vl = t->avx512dq =
       cls == X_AVX512 || cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
   t->avx512vnni = cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
   t->avxvnni = cls == X_AVXVNNI || cls == X_AVX512_AVXVNNI;
@@ -195,6 +195,8 @@ static void apply_features(cg_target *t, const char *fs) {
         t->avx512bw = on;
       } else if (!strcmp(f, "avx512vl")) {
         t->avx512vl = on;
+      } else if (!strcmp(f, "avx512dq")) {
+        t->avx512dq = on;
       } else if (!strcmp(f, "avx512vnni")) {
         t->avx512vnni = on;
       } else if (!strcmp(f, "avx512vbmi")) {
@@ -214,7 +216,7 @@ static void apply_features(cg_target *t, const char *fs) {
   }
   /* Implied by the instructions the kernels use. */
   if (!t->avx512f)
-    t->avx512bw = t->avx512vl = t->avx512vnni = false;
+    t->avx512bw = t->avx512vl = t->avx512dq = t->avx512vnni = false;
   if (!t->avx512bw)
     t->avx512vbmi = false;
   t->amx = t->amx_int8 && t->amx_tile;
