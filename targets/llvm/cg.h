@@ -483,8 +483,9 @@ LLVMValueRef cg_dequantize_elem(cg *c, const quill_type *e, LLVMValueRef raw);
 LLVMValueRef cg_quantize_elem(cg *c, const quill_type *e, quill_rounding r,
                               LLVMValueRef x);
 /* quant_nchw.c: quantize x (f32 NCHW, C <= 4) to y (8 bits per tensor,
- * NHWC) with rounding r as one stage of 16 pixels a step, on the zmm
- * paths; false (nothing emitted) where it does not apply. */
+ * NHWC) with rounding r as one stage of 16 pixels a step on the zmm
+ * paths, 8 on the ymm ones; false (nothing emitted) where it does not
+ * apply. */
 bool cg_quant_nchw(cg *c, const cg_view *y, const cg_view *x,
                    quill_rounding r);
 /* The op's `rounding` attribute (default half_even). */

@@ -13,8 +13,8 @@
  *               clamp(zp_y + R(q - zp_x)) through requant.c
  *
  * Each is one cg_map (eltwise.c) over the operand and result views, but
- * for the model input's quantize on the zmm paths (f32 NCHW to 8 bits
- * NHWC, per tensor, half_even: quant_nchw.c, 16 pixels a step).
+ * for the model input's quantize on the x86 paths (f32 NCHW to 8 bits
+ * NHWC, per tensor, half_even: quant_nchw.c, 16 or 8 pixels a step).
  * Per-axis parameters become extra input views: a private global array of
  * scales (f32 or f64) and one of zero points (i32), with stride 1 along the
  * quantized axis and 0 elsewhere, so the same loop serves both forms.

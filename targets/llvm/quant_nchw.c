@@ -1,8 +1,9 @@
 /*
- * quant_nchw.c - the model input's quantize on the zmm paths: a float
+ * quant_nchw.c - the model input's quantize on the x86 paths: a float
  * NCHW tensor of C = 1..4 channels quantized per tensor (half_even) to 8
  * bits stored channel-last (NHWC, possibly inside a conv's halo), 16
- * pixels a step, bit-exact with targets/reference/kernels_quant.c:
+ * pixels a step on the zmm paths (avx512-vnni, amx), 8 on the ymm ones
+ * (avx2, avx-vnni), bit-exact with targets/reference/kernels_quant.c:
  *
  *   q = clamp(round_half_even((float)x / (float)s) + zp, qmin, qmax),
  *   NaN -> zp, +-inf clamped.
@@ -26,6 +27,11 @@
  * The 16 C bytes go out in one store (masked for C = 3); a tail of fewer
  * than 16 pixels uses masked loads and a masked store.
  *
+ * The ymm form (AVX2) does the same 8 pixels a step with what AVX2 has:
+ * NaN -> 0 as vcmpordps + vandps, the clamp as vmaxps + vminps, the
+ * rounding as vroundps + vcvttps2dq (not the MXCSR's mode), the 128-bit
+ * lanes' packs, vpshufb and vpermd, and 8 C bytes stored.
+ *
  * Why the arithmetic is exact: with r = RN(1/s) and q0 = RN(x r) within
  * an ulp of x / s, e = x - q0 s is representable and the fma gives it
  * exactly, and RN(q0 + e r) is the correctly rounded quotient (Markstein),
@@ -37,29 +43,28 @@
  * overflow and the words hold q exactly.
  *
  * Everything else (other layouts, per-axis parameters, f64, other
- * roundings, C > 4, other paths and targets) stays the generic cg_map of
- * lower_quant.c.
+ * roundings, C > 4, the portable path, other targets) stays the generic
+ * cg_map of lower_quant.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "targets/llvm/cg.h"
 
-#define PIX 16           /* pixels a step */
-#define CHUNK_PIX 2048   /* pixels a task (a multiple of PIX) */
+#define CHUNK_PIX 2048   /* pixels a task (a multiple of the step) */
 #define NS_PER_VALUE 0.07 /* estimated single-thread time per input value */
 
 typedef struct qn {
   unsigned C;
+  unsigned VL;        /* pixels a step: 16 (zmm) or 8 (ymm, AVX2) */
   bool is_signed, vbmi, dq;
   float s, r, bound;
   int64_t zp, qmin, qmax, smin, smax;
-  LLVMTypeRef vf, vi, vb; /* <16 x float>, <16 x i32>, <64 x i8> */
+  LLVMTypeRef vf, vi, vb; /* <VL x float>, <VL x i32>, <4 VL x i8> */
 } qn;
 
 static LLVMValueRef splat_f(cg *c, const qn *k, float v) {
-  (void)k;
-  return cg_splat(c, cg_f32c(c, v), PIX);
+  return cg_splat(c, cg_f32c(c, v), k->VL);
 }
 
 /* Per-tensor parameters and shapes this kernel takes, into k. */
@@ -67,8 +72,15 @@ static bool qn_applies(cg *c, const cg_view *y, const cg_view *x,
                        quill_rounding r, qn *k) {
   const cg_target *t = c->tgt;
   memset(k, 0, sizeof *k);
-  if (!t || !t->x86 || !t->avx512f || !t->avx512bw ||
-      (t->isa != QUILL_LLVM_ISA_AVX512_VNNI && t->isa != QUILL_LLVM_ISA_AMX))
+  if (!t || !t->x86)
+    return false;
+  if (t->avx512f && t->avx512bw &&
+      (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || t->isa == QUILL_LLVM_ISA_AMX))
+    k->VL = 16;
+  else if (t->avx2 &&
+           (t->isa == QUILL_LLVM_ISA_AVX2 || t->isa == QUILL_LLVM_ISA_AVX_VNNI))
+    k->VL = 8;
+  else
     return false;
   if (r != QUILL_ROUND_HALF_EVEN || x->rank != 4 || y->rank != 4 ||
       quill_type_is_quant(x->elem) ||
@@ -104,21 +116,41 @@ static bool qn_applies(cg *c, const cg_view *y, const cg_view *x,
   volatile float one = 1.0f; /* the division in float, at run time */
   k->r = one / s;
   k->bound = s * 8192.0f; /* exact: a power of two */
-  k->vbmi = t->avx512vbmi;
-  k->dq = t->avx512dq;
-  k->vf = LLVMVectorType(c->t_f32, PIX);
-  k->vi = LLVMVectorType(c->t_i32, PIX);
-  k->vb = LLVMVectorType(c->t_i8, 64);
+  k->vbmi = k->VL == 16 && t->avx512vbmi;
+  k->dq = k->VL == 16 && t->avx512dq;
+  k->vf = LLVMVectorType(c->t_f32, k->VL);
+  k->vi = LLVMVectorType(c->t_i32, k->VL);
+  k->vb = LLVMVectorType(c->t_i8, 4 * k->VL);
   return true;
 }
 
-/* The quotient of one vector of 16 floats as i32 lanes (zp not added). */
+/* x r corrected by two fmas: RN(x / s) for the clamped x. */
+static LLVMValueRef quotient(cg *c, const qn *k, LLVMValueRef x) {
+  LLVMValueRef sv = splat_f(c, k, k->s), rv = splat_f(c, k, k->r);
+  LLVMTypeRef vf = k->vf;
+  LLVMValueRef q0 = LLVMBuildFMul(c->b, x, rv, "");
+  LLVMValueRef e = cg_intrinsic(
+      c, "llvm.fma", &vf, 1,
+      (LLVMValueRef[]){LLVMBuildFNeg(c->b, q0, ""), sv, x}, 3);
+  return cg_intrinsic(c, "llvm.fma", &vf, 1, (LLVMValueRef[]){e, rv, q0}, 3);
+}
+
+/* The quotient of one vector of VL floats as i32 lanes (zp not added). */
 static LLVMValueRef quant_vec(cg *c, const qn *k, LLVMValueRef x) {
+  if (k->VL == 8) {
+    /* AVX2: NaN -> 0 (vcmpordps, vandps), vmaxps / vminps, the quotient,
+     * vroundps + vcvttps2dq (not the MXCSR's rounding) */
+    x = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""),
+                        LLVMConstNull(k->vf), x, "");
+    x = cg_fclamp(c, x, splat_f(c, k, -k->bound), splat_f(c, k, k->bound));
+    LLVMValueRef q = cg_round(c, quotient(c, k, x), QUILL_ROUND_HALF_EVEN);
+    return LLVMBuildFPToSI(c->b, q, k->vi, "");
+  }
   LLVMValueRef m16 = LLVMConstInt(c->t_i16, 0xFFFF, 0);
   /* token 0 (QNaN) and 1 (SNaN) -> response 8 (+0), others 0 (the
    * destination, x itself) */
   x = cg_intrinsic(c, "llvm.x86.avx512.mask.fixupimm.ps.512", NULL, 0,
-                   (LLVMValueRef[]){x, x, cg_splat(c, cg_i32c(c, 0x88), PIX),
+                   (LLVMValueRef[]){x, x, cg_splat(c, cg_i32c(c, 0x88), 16),
                                     cg_i32c(c, 0), m16, cg_i32c(c, 4)},
                    6);
   LLVMValueRef B = splat_f(c, k, k->bound);
@@ -129,14 +161,7 @@ static LLVMValueRef quant_vec(cg *c, const qn *k, LLVMValueRef x) {
                      6);
   else
     x = cg_fclamp(c, x, splat_f(c, k, -k->bound), B);
-  LLVMValueRef sv = splat_f(c, k, k->s), rv = splat_f(c, k, k->r);
-  LLVMTypeRef vf = k->vf;
-  LLVMValueRef q0 = LLVMBuildFMul(c->b, x, rv, "");
-  LLVMValueRef e = cg_intrinsic(
-      c, "llvm.fma", &vf, 1,
-      (LLVMValueRef[]){LLVMBuildFNeg(c->b, q0, ""), sv, x}, 3);
-  LLVMValueRef q = cg_intrinsic(c, "llvm.fma", &vf, 1,
-                                (LLVMValueRef[]){e, rv, q0}, 3);
+  LLVMValueRef q = quotient(c, k, x);
   /* rounding 8: {rn-sae} */
   return cg_intrinsic(c, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0,
                       (LLVMValueRef[]){q, LLVMConstNull(k->vi), m16,
@@ -144,11 +169,13 @@ static LLVMValueRef quant_vec(cg *c, const qn *k, LLVMValueRef x) {
                       4);
 }
 
-/* The C i32 vectors as 64 bytes: pixel p's channel ch at byte C p + ch
- * (bytes from 16 C on undefined), zp added, clamped to [qmin, qmax]. */
+/* The C i32 vectors as 4 VL bytes: pixel p's channel ch at byte C p + ch
+ * (bytes from VL C on undefined), zp added, clamped to [qmin, qmax]. */
 static LLVMValueRef narrow(cg *c, const qn *k, const LLVMValueRef *q) {
-  unsigned C = k->C;
-  const char *dw = "llvm.x86.avx512.packssdw.512";
+  unsigned C = k->C, VL = k->VL, NB = 4 * VL;
+  bool z = VL == 16;
+  const char *dw =
+      z ? "llvm.x86.avx512.packssdw.512" : "llvm.x86.avx2.packssdw";
   LLVMValueRef w0 = cg_intrinsic(
       c, dw, NULL, 0, (LLVMValueRef[]){q[0], C > 1 ? q[1] : q[0]}, 2);
   LLVMValueRef w1 =
@@ -156,8 +183,8 @@ static LLVMValueRef narrow(cg *c, const qn *k, const LLVMValueRef *q) {
                            (LLVMValueRef[]){q[2], C > 3 ? q[3] : q[2]}, 2)
             : w0;
   /* per 128-bit lane L: words q0[4L..4L+3] q1[4L..] | q2[4L..] q3[4L..] */
-  LLVMTypeRef w16 = LLVMVectorType(c->t_i16, 32);
-  LLVMValueRef zp = cg_splat(c, cg_i16c(c, k->zp), 32);
+  LLVMTypeRef w16 = LLVMVectorType(c->t_i16, 2 * VL);
+  LLVMValueRef zp = cg_splat(c, cg_i16c(c, k->zp), 2 * VL);
   if (k->zp) {
     w0 = cg_intrinsic(c, "llvm.sadd.sat", &w16, 1, (LLVMValueRef[]){w0, zp},
                       2);
@@ -167,52 +194,54 @@ static LLVMValueRef narrow(cg *c, const qn *k, const LLVMValueRef *q) {
   }
   LLVMValueRef b = cg_intrinsic(
       c,
-      k->is_signed ? "llvm.x86.avx512.packsswb.512"
-                   : "llvm.x86.avx512.packuswb.512",
+      z ? (k->is_signed ? "llvm.x86.avx512.packsswb.512"
+                        : "llvm.x86.avx512.packuswb.512")
+        : (k->is_signed ? "llvm.x86.avx2.packsswb" : "llvm.x86.avx2.packuswb"),
       NULL, 0, (LLVMValueRef[]){w0, w1}, 2);
   /* lane L, byte 4 ch + i: channel ch of pixel 4 L + i */
   LLVMTypeRef vb = k->vb;
   if (k->qmin > k->smin)
     b = cg_intrinsic(c, k->is_signed ? "llvm.smax" : "llvm.umax", &vb, 1,
-                     (LLVMValueRef[]){b, cg_splat(c, cg_i8c(c, k->qmin), 64)},
+                     (LLVMValueRef[]){b, cg_splat(c, cg_i8c(c, k->qmin), NB)},
                      2);
   if (k->qmax < k->smax)
     b = cg_intrinsic(c, k->is_signed ? "llvm.smin" : "llvm.umin", &vb, 1,
-                     (LLVMValueRef[]){b, cg_splat(c, cg_i8c(c, k->qmax), 64)},
+                     (LLVMValueRef[]){b, cg_splat(c, cg_i8c(c, k->qmax), NB)},
                      2);
   LLVMValueRef idx[64];
   if (k->vbmi) {
     for (unsigned j = 0; j < 64; j++) {
       unsigned p = j / C, ch = j % C;
-      idx[j] = cg_i8c(c, j < PIX * C ? 16 * (p / 4) + 4 * ch + p % 4 : 0);
+      idx[j] = cg_i8c(c, j < 16 * C ? 16 * (p / 4) + 4 * ch + p % 4 : 0);
     }
     return cg_intrinsic(c, "llvm.x86.avx512.permvar.qi.512", NULL, 0,
                         (LLVMValueRef[]){b, LLVMConstVector(idx, 64)}, 2);
   }
   /* inside each lane: byte C i + ch <- byte 4 ch + i (i < 4), then the
    * lanes' first C dwords together */
-  for (unsigned j = 0; j < 64; j++) {
+  for (unsigned j = 0; j < NB; j++) {
     unsigned l = j % 16, i = l / C, ch = l % C;
     idx[j] = cg_i8c(c, l < 4 * C ? (int64_t)(4 * ch + i) : 0x80);
   }
-  b = cg_intrinsic(c, "llvm.x86.avx512.pshuf.b.512", NULL, 0,
-                   (LLVMValueRef[]){b, LLVMConstVector(idx, 64)}, 2);
+  b = cg_intrinsic(c, z ? "llvm.x86.avx512.pshuf.b.512" : "llvm.x86.avx2.pshuf.b",
+                   NULL, 0, (LLVMValueRef[]){b, LLVMConstVector(idx, NB)}, 2);
   LLVMValueRef di[16];
-  for (unsigned j = 0; j < 16; j++)
-    di[j] = cg_i32c(c, j < 4 * C ? 4 * (j / C) + j % C : 0);
+  for (unsigned j = 0; j < VL; j++)
+    di[j] = cg_i32c(c, j < VL / 4 * C ? 4 * (j / C) + j % C : 0);
   LLVMValueRef d = LLVMBuildBitCast(c->b, b, k->vi, "");
-  d = cg_intrinsic(c, "llvm.x86.avx512.permvar.si.512", NULL, 0,
-                   (LLVMValueRef[]){d, LLVMConstVector(di, 16)}, 2);
+  d = cg_intrinsic(c,
+                   z ? "llvm.x86.avx512.permvar.si.512" : "llvm.x86.avx2.permd",
+                   NULL, 0, (LLVMValueRef[]){d, LLVMConstVector(di, VL)}, 2);
   return LLVMBuildBitCast(c->b, d, vb, "");
 }
 
-/* The <64 x i1> mask of bytes j < n (an i64 value). */
-static LLVMValueRef byte_mask(cg *c, LLVMValueRef n) {
+/* The <nb x i1> mask of bytes j < n (an i64 value). */
+static LLVMValueRef byte_mask(cg *c, unsigned nb, LLVMValueRef n) {
   LLVMValueRef lanes[64];
-  for (unsigned l = 0; l < 64; l++)
+  for (unsigned l = 0; l < nb; l++)
     lanes[l] = cg_i64c(c, l);
-  return LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, 64),
-                       cg_splat(c, n, 64), "");
+  return LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, nb),
+                       cg_splat(c, n, nb), "");
 }
 
 static LLVMValueRef masked_store(cg *c, const qn *k, LLVMValueRef v,
@@ -222,13 +251,13 @@ static LLVMValueRef masked_store(cg *c, const qn *k, LLVMValueRef v,
                       (LLVMValueRef[]){v, ptr, cg_i32c(c, 1), mask}, 4);
 }
 
-/* One step: pixels [p, p + 16) of the run at xo / yo (element offsets),
+/* One step: pixels [p, p + VL) of the run at xo / yo (element offsets),
  * or only the first `left` of them (an i64 value) when left is set. */
 static void step(cg *c, const qn *k, LLVMValueRef xb, LLVMValueRef yb,
                  LLVMValueRef xo, LLVMValueRef yo, int64_t xs1,
                  LLVMValueRef p, LLVMValueRef left) {
   LLVMValueRef q[4] = {NULL, NULL, NULL, NULL};
-  LLVMValueRef lm = left ? cg_lane_mask(c, left, PIX) : NULL;
+  LLVMValueRef lm = left ? cg_lane_mask(c, left, k->VL) : NULL;
   LLVMTypeRef lov[2] = {k->vf, c->t_ptr};
   for (unsigned ch = 0; ch < k->C; ch++) {
     LLVMValueRef o = LLVMBuildAdd(
@@ -247,22 +276,23 @@ static void step(cg *c, const qn *k, LLVMValueRef xb, LLVMValueRef yb,
   LLVMValueRef optr = cg_gep(
       c, c->t_i8, yb,
       LLVMBuildAdd(c->b, yo, LLVMBuildMul(c->b, p, cg_i64c(c, k->C), ""), ""));
-  unsigned nb = PIX * k->C;
+  unsigned nb = k->VL * k->C, NB = 4 * k->VL;
   if (left) {
-    masked_store(c, k, b,
-                 optr, byte_mask(c, LLVMBuildMul(c->b, left,
-                                                 cg_i64c(c, k->C), "")));
-  } else if (nb == 16 || nb == 32 || nb == 64) {
+    masked_store(c, k, b, optr,
+                 byte_mask(c, NB, LLVMBuildMul(c->b, left,
+                                               cg_i64c(c, k->C), "")));
+  } else if (nb == NB / 4 || nb == NB / 2 || nb == NB || k->VL == 8) {
+    /* whole registers' low halves, or (ymm, 24 bytes) 16 + 8 */
     LLVMValueRef idx[64];
     for (unsigned j = 0; j < nb; j++)
       idx[j] = cg_i32c(c, j);
-    LLVMValueRef v = nb == 64 ? b
+    LLVMValueRef v = nb == NB ? b
                               : LLVMBuildShuffleVector(
                                     c->b, b, LLVMGetUndef(k->vb),
                                     LLVMConstVector(idx, nb), "");
     cg_store(c, v, optr, 1);
-  } else {
-    masked_store(c, k, b, optr, byte_mask(c, cg_i64c(c, nb)));
+  } else { /* zmm, 48 bytes: vmovdqu8 with a mask */
+    masked_store(c, k, b, optr, byte_mask(c, NB, cg_i64c(c, nb)));
   }
 }
 
@@ -299,10 +329,10 @@ bool cg_quant_nchw(cg *c, const cg_view *y, const cg_view *x,
   LLVMValueRef p1 = cg_min_s(
       c, LLVMBuildAdd(c->b, p0, cg_i64c(c, CHUNK_PIX), ""), cg_i64c(c, L));
   LLVMValueRef full = LLVMBuildAnd(
-      c->b, LLVMBuildSub(c->b, p1, p0, ""), cg_i64c(c, -PIX), "");
+      c->b, LLVMBuildSub(c->b, p1, p0, ""), cg_i64c(c, -(int64_t)k.VL), "");
   LLVMValueRef pend = LLVMBuildAdd(c->b, p0, full, "");
   cg_loop lp;
-  cg_loop_begin(c, &lp, p0, pend, PIX);
+  cg_loop_begin(c, &lp, p0, pend, k.VL);
   step(c, &k, xb, yb, xo, yo, x->strides[1], lp.i, NULL);
   cg_loop_end_nounroll(c, &lp);
   LLVMValueRef left = LLVMBuildSub(c->b, p1, pend, "");

@@ -1,7 +1,8 @@
 /*
  * test_llvm_quant_nchw.c - the model input's quantize (f32 NCHW -> 8 bits
- * NHWC, targets/llvm/quant_nchw.c on the zmm paths, the generic map on
- * the others) against the reference interpreter, bit for bit, on inputs
+ * NHWC, targets/llvm/quant_nchw.c on the x86 paths, 16 pixels a step on
+ * zmm and 8 on ymm, the generic map on the portable one) against the
+ * reference interpreter, bit for bit, on inputs
  * chosen to hit its edges: exact ties (k + 1/2) s, NaN, +-inf, huge and
  * tiny values, denormals, negative zero, values next to the kernel's
  * clamp bound s 2^13, and random ones.
