@@ -47,6 +47,7 @@ typedef struct cg_target {
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
   bool avx512vbmi;               /* vpermi2b (cg_lut_map's zmm form) */
   bool avx512dq;                 /* vrangeps (quant_nchw.c's clamp) */
+  bool fma;                      /* FMA3 (quant_nchw.c's ymm form) */
   bool amx_int8, amx_tile, amx;  /* amx: both */
   bool dotprod, i8mm;            /* AArch64 sdot, smmla */
   bool linux_os;                 /* the triple's OS is Linux */

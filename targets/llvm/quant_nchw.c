@@ -77,7 +77,7 @@ static bool qn_applies(cg *c, const cg_view *y, const cg_view *x,
   if (t->avx512f && t->avx512bw &&
       (t->isa == QUILL_LLVM_ISA_AVX512_VNNI || t->isa == QUILL_LLVM_ISA_AMX))
     k->VL = 16;
-  else if (t->avx2 &&
+  else if (t->avx2 && t->fma &&
            (t->isa == QUILL_LLVM_ISA_AVX2 || t->isa == QUILL_LLVM_ISA_AVX_VNNI))
     k->VL = 8;
   else
