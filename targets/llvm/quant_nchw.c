@@ -40,13 +40,17 @@
  * so the clamped x saturates as x did); 2^-60 <= s <= 2^60 keeps every
  * intermediate normal wherever |x / s| >= 2^-30, and where it is smaller
  * both quotients round to 0. With |q| <= 2^13 the conversion cannot
- * overflow and the words hold q exactly.
+ * overflow and the words hold q exactly. Where the reciprocal's first
+ * product strays further than the theorem assumes, the two roundings could
+ * only differ next to a half integer: kernel_exact compares them there, at
+ * compile time, and a scale that failed would keep the generic map.
  *
  * Everything else (other layouts, per-axis parameters, f64, other
  * roundings, C > 4, the portable path, other targets) stays the generic
  * cg_map of lower_quant.c.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "targets/llvm/cg.h"
@@ -65,6 +69,46 @@ typedef struct qn {
 
 static LLVMValueRef splat_f(cg *c, const qn *k, float v) {
   return cg_splat(c, cg_f32c(c, v), k->VL);
+}
+
+/* The kernel's arithmetic (NaN aside) for one x, in C: the clamp, the
+ * corrected quotient, the rounding, as a saturated integer. */
+static long kernel_q(float x, float s, float r, float b) {
+  x = fabsf(x) < b ? x : copysignf(b, x);
+  float q0 = x * r;
+  float e = fmaf(-q0, s, x);
+  float q = fmaf(e, r, q0);
+  return lrintf(q);
+}
+
+/* The reference's rounded quotient (quill_quantize_value before the zero
+ * point and the clamp), saturated at +-2^20. */
+static long ref_q(float x, float s) {
+  double q = (double)(x / s);
+  return q > 0x1p20 ? 1L << 20 : q < -0x1p20 ? -(1L << 20) : lrint(q);
+}
+
+/* Whether the kernel rounds every x of an 8-bit range as the reference:
+ * the two quotients are each within about an ulp of x / s, so their
+ * roundings can only differ where x / s is within a few ulps of a half
+ * integer k + 1/2; the 33 floats around (k + 1/2) s for every k that
+ * decides a result (|k| <= 600 covers any zero point) are compared (the
+ * exhaustive comparison over all 2^32 floats found no difference for the
+ * scales tried; this keeps any other scale honest). */
+static bool kernel_exact(float s, float r, float b) {
+  for (int k = -600; k <= 600; k++) {
+    float x = ((float)k + 0.5f) * s;
+    for (int j = 0; j < 16; j++)
+      x = nextafterf(x, -INFINITY);
+    for (int j = 0; j < 33; j++, x = nextafterf(x, INFINITY)) {
+      long a = kernel_q(x, s, r, b), want = ref_q(x, s);
+      /* beyond +-600 both saturate every 8-bit result alike */
+      if (a != want && !(labs(a) > 600 && labs(want) > 600 &&
+                         (a > 0) == (want > 0)))
+        return false;
+    }
+  }
+  return true;
 }
 
 /* Per-tensor parameters and shapes this kernel takes, into k. */
@@ -113,9 +157,11 @@ static bool qn_applies(cg *c, const cg_view *y, const cg_view *x,
       k->qmax > k->smax || k->qmin > k->qmax)
     return false;
   k->s = s;
-  volatile float one = 1.0f; /* the division in float, at run time */
+  volatile float one = 1.0f; /* RN(1/s) in float, not folded otherwise */
   k->r = one / s;
   k->bound = s * 8192.0f; /* exact: a power of two */
+  if (!kernel_exact(k->s, k->r, k->bound))
+    return false;
   k->vbmi = k->VL == 16 && t->avx512vbmi;
   k->dq = k->VL == 16 && t->avx512dq;
   k->vf = LLVMVectorType(c->t_f32, k->VL);
