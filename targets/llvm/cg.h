@@ -46,6 +46,8 @@ typedef struct cg_target {
   bool x86, aarch64;
   bool avx2, avx512f, avx512bw, avx512vl, avx512vnni, avxvnni;
   bool avx512vbmi;               /* vpermi2b (cg_lut_map's zmm form) */
+  bool avx512dq;                 /* vrangeps (quant_nchw.c's clamp) */
+  bool fma;                      /* FMA3 (quant_nchw.c's ymm form) */
   bool amx_int8, amx_tile, amx;  /* amx: both */
   bool dotprod, i8mm;            /* AArch64 sdot, smmla */
   bool linux_os;                 /* the triple's OS is Linux */
@@ -484,6 +486,12 @@ CG_SUPPORTS(cg_supports_quant);
 LLVMValueRef cg_dequantize_elem(cg *c, const quill_type *e, LLVMValueRef raw);
 LLVMValueRef cg_quantize_elem(cg *c, const quill_type *e, quill_rounding r,
                               LLVMValueRef x);
+/* quant_nchw.c: quantize x (f32 NCHW, C <= 4) to y (8 bits per tensor,
+ * NHWC) with rounding r as one stage of 16 pixels a step on the zmm
+ * paths, 8 on the ymm ones; false (nothing emitted) where it does not
+ * apply. */
+bool cg_quant_nchw(cg *c, const cg_view *y, const cg_view *x,
+                   quill_rounding r);
 /* The op's `rounding` attribute (default half_even). */
 quill_status cg_op_rounding(cg *c, const quill_op *op, quill_rounding *r);
 

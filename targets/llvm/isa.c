@@ -161,8 +161,8 @@ static const char *const amx_cpus =
     " graniterapids_d diamondrapids ";
 
 static void set_class(cg_target *t, int cls) {
-  t->avx2 = cls != X_BASE;
-  t->avx512f = t->avx512bw = t->avx512vl =
+  t->avx2 = t->fma = cls != X_BASE;
+  t->avx512f = t->avx512bw = t->avx512vl = t->avx512dq =
       cls == X_AVX512 || cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
   t->avx512vnni = cls == X_AVX512VNNI || cls == X_AVX512_AVXVNNI;
   t->avxvnni = cls == X_AVXVNNI || cls == X_AVX512_AVXVNNI;
@@ -188,13 +188,17 @@ static void apply_features(cg_target *t, const char *fs) {
       } else if (!strcmp(f, "avx512f")) {
         t->avx512f = on;
         if (on)
-          t->avx2 = true;
+          t->avx2 = t->fma = true;
         else
           t->avx512bw = t->avx512vl = t->avx512vnni = false;
       } else if (!strcmp(f, "avx512bw")) {
         t->avx512bw = on;
       } else if (!strcmp(f, "avx512vl")) {
         t->avx512vl = on;
+      } else if (!strcmp(f, "avx512dq")) {
+        t->avx512dq = on;
+      } else if (!strcmp(f, "fma")) {
+        t->fma = on;
       } else if (!strcmp(f, "avx512vnni")) {
         t->avx512vnni = on;
       } else if (!strcmp(f, "avx512vbmi")) {
@@ -207,14 +211,14 @@ static void apply_features(cg_target *t, const char *fs) {
         t->amx_tile = on;
       } else if (!on && (!strcmp(f, "avx") || !strcmp(f, "sse2"))) {
         t->avx2 = t->avx512f = t->avx512bw = t->avx512vl = t->avx512vnni =
-            t->avxvnni = false;
+            t->avxvnni = t->fma = false;
       }
     }
     p = e ? e + 1 : NULL;
   }
   /* Implied by the instructions the kernels use. */
   if (!t->avx512f)
-    t->avx512bw = t->avx512vl = t->avx512vnni = false;
+    t->avx512bw = t->avx512vl = t->avx512dq = t->avx512vnni = false;
   if (!t->avx512bw)
     t->avx512vbmi = false;
   t->amx = t->amx_int8 && t->amx_tile;

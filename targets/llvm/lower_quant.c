@@ -12,7 +12,9 @@
  *               with `multiplier`/`shift` (fuse-qdq's fixed-point form):
  *               clamp(zp_y + R(q - zp_x)) through requant.c
  *
- * Each is one cg_map (eltwise.c) over the operand and result views.
+ * Each is one cg_map (eltwise.c) over the operand and result views, but
+ * for the model input's quantize on the x86 paths (f32 NCHW to 8 bits
+ * NHWC, per tensor, half_even: quant_nchw.c, 16 or 8 pixels a step).
  * Per-axis parameters become extra input views: a private global array of
  * scales (f32 or f64) and one of zero points (i32), with stride 1 along the
  * quantized axis and 0 elsewhere, so the same loop serves both forms.
@@ -249,6 +251,8 @@ CG_LOWER(cg_lower_quantize) {
   quill_status st = qp_init(c, &q.out, y.elem, &y, &y, ins, &nin);
   if (st || (st = cg_op_rounding(c, op, &q.out.r)))
     return st;
+  if (cg_quant_nchw(c, &y, &x, q.out.r))
+    return c->status; /* the zmm paths' NCHW -> NHWC form */
   cg_map(c, "quantize", &y, nin, ins, quantize_fn, &q);
   return QUILL_OK;
 }
