@@ -299,7 +299,7 @@ LLVMTypeRef cg_vec(LLVMTypeRef t, unsigned n);
 /* Splat a scalar value to n lanes (itself when n == 1). */
 LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n);
 /* The <n x i1> mask of the first `left` lanes (lane l < left; left an
- * i64 value, n <= 16): the mask of a masked load or store of a tail. */
+ * i64 value, n <= 64): the mask of a masked load or store of a tail. */
 LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n);
 /* n (1..4) <16 x i32> vectors narrowed with saturation to bytes ([-128,
  * 127] when is_signed, else [0, 255]), v[0]'s lanes first: a <64 x i8>

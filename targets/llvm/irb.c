@@ -337,7 +337,7 @@ LLVMValueRef cg_splat(cg *c, LLVMValueRef s, unsigned n) {
 }
 
 LLVMValueRef cg_lane_mask(cg *c, LLVMValueRef left, unsigned n) {
-  LLVMValueRef lanes[16];
+  LLVMValueRef lanes[64];
   for (unsigned l = 0; l < n; l++)
     lanes[l] = cg_i64c(c, l);
   return LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, n),

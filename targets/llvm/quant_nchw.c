@@ -281,15 +281,6 @@ static LLVMValueRef narrow(cg *c, const qn *k, const LLVMValueRef *q) {
   return LLVMBuildBitCast(c->b, d, vb, "");
 }
 
-/* The <nb x i1> mask of bytes j < n (an i64 value). */
-static LLVMValueRef byte_mask(cg *c, unsigned nb, LLVMValueRef n) {
-  LLVMValueRef lanes[64];
-  for (unsigned l = 0; l < nb; l++)
-    lanes[l] = cg_i64c(c, l);
-  return LLVMBuildICmp(c->b, LLVMIntSLT, LLVMConstVector(lanes, nb),
-                       cg_splat(c, n, nb), "");
-}
-
 static LLVMValueRef masked_store(cg *c, const qn *k, LLVMValueRef v,
                                  LLVMValueRef ptr, LLVMValueRef mask) {
   LLVMTypeRef ov[2] = {k->vb, c->t_ptr};
@@ -325,8 +316,8 @@ static void step(cg *c, const qn *k, LLVMValueRef xb, LLVMValueRef yb,
   unsigned nb = k->VL * k->C, NB = 4 * k->VL;
   if (left) {
     masked_store(c, k, b, optr,
-                 byte_mask(c, NB, LLVMBuildMul(c->b, left,
-                                               cg_i64c(c, k->C), "")));
+                 cg_lane_mask(c, LLVMBuildMul(c->b, left, cg_i64c(c, k->C), ""),
+                              NB));
   } else if (nb == NB / 4 || nb == NB / 2 || nb == NB || k->VL == 8) {
     /* whole registers' low halves, or (ymm, 24 bytes) 16 + 8 */
     LLVMValueRef idx[64];
@@ -338,7 +329,7 @@ static void step(cg *c, const qn *k, LLVMValueRef xb, LLVMValueRef yb,
                                     LLVMConstVector(idx, nb), "");
     cg_store(c, v, optr, 1);
   } else { /* zmm, 48 bytes: vmovdqu8 with a mask */
-    masked_store(c, k, b, optr, byte_mask(c, NB, cg_i64c(c, nb)));
+    masked_store(c, k, b, optr, cg_lane_mask(c, cg_i64c(c, nb), NB));
   }
 }
 
