@@ -204,6 +204,11 @@ quill_status cg_dw_emit(cg *c, const cg_dot_args *a);
 bool cg_dw4_applies(cg *c, const cg_dot_args *a);
 quill_status cg_dw4_emit(cg *c, const cg_dot_args *a);
 
+/* conv_cmap.c: a depthwise 1x1 conv of 8-bit values as a fitted fixed-point
+ * map per channel (x86 with AVX2). False when it does not apply (the shape,
+ * the types, a channel the fit misses); else true, the status in *st. */
+bool cg_cmap_try(cg *c, const cg_dot_args *a, quill_status *st);
+
 /* lower_matmul.c: matmul geometry, numpy batch broadcasting over views
  * (strides 0 where broadcast; swapped for gemm's trans_a/trans_b). */
 typedef struct cg_mm_geom {

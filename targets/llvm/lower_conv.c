@@ -20,6 +20,9 @@
  *     centered values fit the instruction's operand type and a constant
  *     bias, on the target's ISA (vpdpbusd zmm/ymm, vpmaddubsw/vpmaddwd, or
  *     plain LLVM vectors);
+ *   - a depthwise 1x1 conv of 8-bit values (a folded BatchNorm) on the
+ *     x86 paths: conv_cmap.c, a per-channel map of bytes fitted at compile
+ *     time to integer arithmetic, where every channel fits;
  *   - the depthwise kernels for group == C with one output channel per
  *     group, vectorized over channels: conv_dw4.c (vpdpbusd over four
  *     kernel rows, zmm VNNI paths, f32 half_even to 8 bits) where it
@@ -493,8 +496,10 @@ CG_LOWER(cg_lower_qconv2d) {
         a.add = NULL;
       }
     }
-    st = fused                   ? cg_dot_emit(c, &a)
-         : cg_dw4_applies(c, &a) ? cg_dw4_emit(c, &a)
+    if (fused)
+      st = cg_dot_emit(c, &a);
+    else if (!cg_cmap_try(c, &a, &st))
+      st = cg_dw4_applies(c, &a) ? cg_dw4_emit(c, &a)
          : cg_dw_applies(c, &a)  ? cg_dw_emit(c, &a)
          : cg_dot_applies(c, &a) ? cg_dot_emit(c, &a)
                                  : cg_conv_portable(c, op, &g, &q);
