@@ -212,7 +212,8 @@ typedef struct cmap_emit {
   bool flip;             /* some channel flips its input */
 } cmap_emit;
 
-/* The u8-domain bytes of x at xp, n of them valid. */
+/* len bytes of x at xp in the u8 domain, the first `valid` of them read
+ * (a masked load when fewer than len). */
 static LLVMValueRef load_x(cg *c, const cmap_emit *e, LLVMValueRef xp,
                            unsigned len, int64_t valid) {
   LLVMTypeRef bt = LLVMVectorType(c->t_i8, len);
