@@ -67,6 +67,23 @@ typedef struct cmap {
 
 /* ---- the fits ------------------------------------------------------------ */
 
+/* Both forms shift h[u] + K right by S (floor) to give t[u]: each target
+ * bounds K to [t 2^S - h, (t + 1) 2^S - 1 - h], or one side of it where t
+ * is the bound lb or ub (saturation or clamp does the rest). The middle
+ * of the intersection with [kmin, kmax], or false if it is empty. */
+static bool k_mid(const int16_t *t, const int64_t *h, int64_t lb, int64_t ub,
+                  int S, int64_t kmin, int64_t kmax, int64_t *K) {
+  int64_t one = (int64_t)1 << S, lo = kmin, hi = kmax;
+  for (int u = 0; u < 256 && lo <= hi; u++) {
+    if (t[u] > lb && lo < t[u] * one - h[u])
+      lo = t[u] * one - h[u];
+    if (t[u] < ub && hi > (t[u] + 1) * one - 1 - h[u])
+      hi = (t[u] + 1) * one - 1 - h[u];
+  }
+  *K = lo + (hi - lo) / 2;
+  return lo <= hi;
+}
+
 /* Narrow form for channel t[256] with slope A. */
 static bool fit_narrow(const int16_t *t, double A, int64_t lb, int64_t ub,
                        int16_t *Mo, int32_t *Ko, int32_t *So) {
@@ -74,21 +91,15 @@ static bool fit_narrow(const int16_t *t, double A, int64_t lb, int64_t ub,
   while (s0 > 0 && fabs(A) * ldexp(1.0, s0) > M16_MAX - WIN)
     s0--;
   for (int S = s0; S >= 0 && S > s0 - 4; S--) {
-    int64_t M0 = llround(A * ldexp(1.0, S)), one = (int64_t)1 << S;
+    int64_t M0 = llround(A * ldexp(1.0, S));
     for (int d = -WIN; d <= WIN; d++) {
-      int64_t M = M0 + d, lo = INT32_MIN, hi = INT32_MAX;
+      int64_t M = M0 + d, h[256], K;
       if (M < -M16_MAX || M > M16_MAX)
         continue;
-      for (int64_t u = 0; u < 256 && lo <= hi; u++) {
-        int64_t tu = t[u], um = u * M;
-        if (tu > lb && lo < tu * one - um)
-          lo = tu * one - um;
-        if (tu < ub && hi > (tu + 1) * one - 1 - um)
-          hi = (tu + 1) * one - 1 - um;
-      }
-      if (lo > hi)
+      for (int64_t u = 0; u < 256; u++)
+        h[u] = u * M;
+      if (!k_mid(t, h, lb, ub, S, INT32_MIN, INT32_MAX, &K))
         continue;
-      int64_t K = lo + (hi - lo) / 2;
       bool ok = true;
       for (int64_t u = 0; u < 256 && ok; u++) {
         int64_t w = u * M + K, v = w >> S; /* arithmetic: floor */
@@ -121,23 +132,17 @@ static bool fit_wide(const int16_t *T, double A, int64_t lb, int64_t ub,
                      uint16_t *Mo, int32_t *Ko, uint16_t *Fo, bool *no) {
   bool neg = A < 0;
   for (int F = 8; F >= 1; F--) {
-    int64_t M0 = llround(fabs(A) * ldexp(1.0, 8 + F)), one = (int64_t)1 << F;
+    int64_t M0 = llround(fabs(A) * ldexp(1.0, 8 + F));
     if (M0 > MU_MAX + WIN)
       continue;
     for (int d = -WIN; d <= WIN; d++) {
-      int64_t M = M0 + d, lo = -65535, hi = 65535;
+      int64_t M = M0 + d, h[256], K;
       if (M < 0 || M > MU_MAX)
         continue;
-      for (int64_t u = 0; u < 256 && lo <= hi; u++) {
-        int64_t tu = T[u], h = (neg ? 255 - u : u) * M >> 8;
-        if (tu > lb && lo < tu * one - h)
-          lo = tu * one - h;
-        if (tu < ub && hi > (tu + 1) * one - 1 - h)
-          hi = (tu + 1) * one - 1 - h;
-      }
-      if (lo > hi)
+      for (int64_t u = 0; u < 256; u++)
+        h[u] = (neg ? 255 - u : u) * M >> 8;
+      if (!k_mid(T, h, lb, ub, F, -65535, 65535, &K))
         continue;
-      int64_t K = lo + (hi - lo) / 2;
       bool ok = true;
       for (int64_t u = 0; u < 256 && ok; u++)
         ok = wide_eval(u, neg, M, K, F, lb, ub) == T[u];

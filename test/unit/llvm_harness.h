@@ -154,6 +154,44 @@ static void make_inputs(quill_context *ctx, const quill_graph *g,
   }
 }
 
+/* Compile g with the JIT on `isa` (features: isa_features's, plus
+ * `extra` if not NULL), `threads` threads and every stage handed to the
+ * pool, and run it on in[0..nin) into got[0..nout); false, with a
+ * message, if compiling or running fails. */
+static bool jit_on_path(quill_context *ctx, const quill_graph *g,
+                        const quill_tensor *in, unsigned nin,
+                        quill_tensor *got, unsigned nout, quill_llvm_isa isa,
+                        unsigned threads, const char *extra) {
+  quill_llvm_options o;
+  quill_llvm_options_init(&o);
+  o.isa = isa;
+  o.threads = threads ? threads : 1;
+  o.parallel_all = true; /* small graphs: exercise the pool anyway */
+  char fb[256], f[512];
+  const char *base = isa_features(isa, fb, sizeof fb);
+  snprintf(f, sizeof f, "%s%s%s", base ? base : "", base && extra ? "," : "",
+           extra ? extra : "");
+  o.features = *f ? f : NULL;
+  quill_llvm_jit *jit = NULL;
+  if (quill_llvm_jit_create(ctx, g, &o, &jit)) {
+    fprintf(stderr, "jit compile failed (isa %s)\n", quill_llvm_isa_name(isa));
+    return false;
+  }
+  bool ok = !quill_llvm_jit_run(jit, in, nin, got, nout);
+  if (!ok)
+    fprintf(stderr, "jit run failed (isa %s)\n", quill_llvm_isa_name(isa));
+  quill_llvm_jit_destroy(jit);
+  return ok;
+}
+
+/* The first element where a and b differ (their element count if none). */
+static size_t first_diff(const quill_tensor *a, const quill_tensor *b) {
+  size_t n = quill_tensor_num_elements(a), e = 0;
+  while (e < n && quill_tensor_get_f64(a, e) == quill_tensor_get_f64(b, e))
+    e++;
+  return e;
+}
+
 /* Run one case; returns true if every output matched. */
 static bool run_case(const llvm_case *k) {
   quill_context *ctx = quill_context_create(NULL, NULL);
@@ -161,7 +199,6 @@ static bool run_case(const llvm_case *k) {
   bool ok = false;
   quill_module *m = quill_parse_module(ctx, k->text, strlen(k->text), k->name,
                                        0);
-  quill_llvm_jit *jit = NULL;
   quill_tensor in[8], ref[8], got[8];
   memset(in, 0, sizeof in);
   memset(ref, 0, sizeof ref);
@@ -179,20 +216,8 @@ static bool run_case(const llvm_case *k) {
     fprintf(stderr, "%s: reference failed\n", k->name);
     goto done;
   }
-  quill_llvm_options o;
-  quill_llvm_options_init(&o);
-  o.isa = k->isa;
-  o.threads = k->threads ? k->threads : 1;
-  o.parallel_all = true; /* small graphs: exercise the pool anyway */
-  char feats[256];
-  o.features = isa_features(k->isa, feats, sizeof feats);
-  if (quill_llvm_jit_create(ctx, g, &o, &jit)) {
-    fprintf(stderr, "%s: jit compile failed (isa %s)\n", k->name,
-            quill_llvm_isa_name(k->isa));
-    goto done;
-  }
-  if (quill_llvm_jit_run(jit, in, nin, got, nout)) {
-    fprintf(stderr, "%s: jit run failed\n", k->name);
+  if (!jit_on_path(ctx, g, in, nin, got, nout, k->isa, k->threads, NULL)) {
+    fprintf(stderr, "%s: the jit failed\n", k->name);
     goto done;
   }
   ok = true;
@@ -203,10 +228,7 @@ static bool run_case(const llvm_case *k) {
       if (!k->quiet) {
         size_t n = quill_tensor_num_elements(&ref[i]);
         if (k->float_tol == 0)
-          for (bad = 0; bad < n; bad++)
-            if (quill_tensor_get_f64(&ref[i], bad) !=
-                quill_tensor_get_f64(&got[i], bad))
-              break;
+          bad = first_diff(&ref[i], &got[i]);
         fprintf(stderr, "%s (isa %s): output %u differs at element %zu: ref "
                         "%.9g, llvm %.9g\n",
                 k->name, quill_llvm_isa_name(k->isa), i, bad,
@@ -216,7 +238,6 @@ static bool run_case(const llvm_case *k) {
     }
   }
 done:
-  quill_llvm_jit_destroy(jit);
   quill_ref_tensors_free(ctx, in, nin);
   quill_ref_tensors_free(ctx, ref, nout);
   quill_ref_tensors_free(ctx, got, nout);

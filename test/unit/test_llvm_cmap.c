@@ -172,7 +172,6 @@ static bool run_ccase(const ccase *q, quill_llvm_isa isa, unsigned threads) {
   quill_diag_set_handler(ctx, diag_capture, (void *)1);
   bool ok = false;
   quill_module *m = quill_parse_module(ctx, text, strlen(text), "cmap", 0);
-  quill_llvm_jit *jit = NULL;
   quill_tensor in, ref, got;
   memset(&in, 0, sizeof in);
   memset(&ref, 0, sizeof ref);
@@ -198,25 +197,13 @@ static bool run_ccase(const ccase *q, quill_llvm_isa isa, unsigned threads) {
     fprintf(stderr, "case %u: reference failed\n", q->seed);
     goto done;
   }
-  quill_llvm_options o;
-  quill_llvm_options_init(&o);
-  o.isa = isa;
-  o.threads = threads;
-  o.parallel_all = true;
-  char fb[256];
-  o.features = isa_features(isa, fb, sizeof fb);
-  if (quill_llvm_jit_create(ctx, g, &o, &jit) ||
-      quill_llvm_jit_run(jit, &in, 1, &got, 1)) {
-    fprintf(stderr, "case %u: jit failed (isa %s)\n", q->seed,
-            quill_llvm_isa_name(isa));
+  if (!jit_on_path(ctx, g, &in, 1, &got, 1, isa, threads, NULL)) {
+    fprintf(stderr, "case %u: the jit failed\n", q->seed);
     goto done;
   }
   ok = ref.size == got.size && !memcmp(ref.data, got.data, ref.size);
   if (!ok) {
-    size_t ne = quill_tensor_num_elements(&ref), e = 0;
-    while (e < ne &&
-           quill_tensor_get_f64(&ref, e) == quill_tensor_get_f64(&got, e))
-      e++;
+    size_t ne = quill_tensor_num_elements(&ref), e = first_diff(&ref, &got);
     fprintf(stderr, "case %u (isa %s, %u threads): element %zu: ref %g, llvm "
                     "%g\n",
             q->seed, quill_llvm_isa_name(isa), threads, e,
@@ -224,7 +211,6 @@ static bool run_ccase(const ccase *q, quill_llvm_isa isa, unsigned threads) {
             e < ne ? quill_tensor_get_f64(&got, e) : 0.0);
   }
 done:
-  quill_llvm_jit_destroy(jit);
   quill_ref_tensors_free(ctx, &in, 1);
   quill_ref_tensors_free(ctx, &ref, 1);
   quill_ref_tensors_free(ctx, &got, 1);

@@ -116,7 +116,6 @@ static bool run_qcase(const qcase *q, quill_llvm_isa isa, const char *feats,
   quill_diag_set_handler(ctx, diag_capture, (void *)1);
   bool ok = false;
   quill_module *m = quill_parse_module(ctx, text, strlen(text), "qn", 0);
-  quill_llvm_jit *jit = NULL;
   quill_tensor in, ref, got;
   memset(&in, 0, sizeof in);
   memset(&ref, 0, sizeof ref);
@@ -134,28 +133,11 @@ static bool run_qcase(const qcase *q, quill_llvm_isa isa, const char *feats,
     fprintf(stderr, "reference failed:\n%s", text);
     goto done;
   }
-  quill_llvm_options o;
-  quill_llvm_options_init(&o);
-  o.isa = isa;
-  o.threads = threads;
-  o.parallel_all = true;
-  char fb[256];
-  const char *base = isa_features(isa, fb, sizeof fb);
-  char f[512];
-  snprintf(f, sizeof f, "%s%s%s", base ? base : "", base && feats ? "," : "",
-           feats ? feats : "");
-  o.features = *f ? f : NULL;
-  if (quill_llvm_jit_create(ctx, g, &o, &jit) ||
-      quill_llvm_jit_run(jit, &in, 1, &got, 1)) {
-    fprintf(stderr, "jit failed (isa %s)\n", quill_llvm_isa_name(isa));
+  if (!jit_on_path(ctx, g, &in, 1, &got, 1, isa, threads, feats))
     goto done;
-  }
   ok = ref.size == got.size && !memcmp(ref.data, got.data, ref.size);
   if (!ok) {
-    size_t ne = quill_tensor_num_elements(&ref), b = 0;
-    while (b < ne &&
-           quill_tensor_get_f64(&ref, b) == quill_tensor_get_f64(&got, b))
-      b++;
+    size_t ne = quill_tensor_num_elements(&ref), b = first_diff(&ref, &got);
     /* the conv's result is NCHW: element b is input element b */
     fprintf(stderr,
             "%ux%ux%ux%u %s %g:%d (isa %s%s%s, %u threads): element %zu: "
@@ -167,7 +149,6 @@ static bool run_qcase(const qcase *q, quill_llvm_isa isa, const char *feats,
             b < ne ? quill_tensor_get_f64(&got, b) : 0.0);
   }
 done:
-  quill_llvm_jit_destroy(jit);
   quill_ref_tensors_free(ctx, &in, 1);
   quill_ref_tensors_free(ctx, &ref, 1);
   quill_ref_tensors_free(ctx, &got, 1);
