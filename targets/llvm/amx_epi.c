@@ -252,7 +252,12 @@ void cg_amx_epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
   for (unsigned ai = 0; ai < NA; ai++) {
     /* the tile's virtual pixels [v0, v1); flat: virtual pixel v is output
      * row v / Wp, column v % Wp; else row vr, column v */
-    LLVMValueRef v0 = LLVMBuildAdd(c->b, f0, cg_i64c(c, ai * p->TR), "");
+    LLVMValueRef v0 =
+        p->rows2 ? f0 : LLVMBuildAdd(c->b, f0, cg_i64c(c, ai * p->TR), "");
+    /* rows2: tile ai is row vr + ai, `from` its first row's */
+    LLVMValueRef fr = p->rows2 && ai ? cg_i64c(c, 0) : from;
+    LLVMValueRef row = p->rows2 ? LLVMBuildAdd(c->b, vr, cg_i64c(c, ai), "")
+                                : vr;
     LLVMValueRef v1 =
         LLVMBuildAdd(c->b, v0, cg_i64c(c, tile_rows(p, ai)), "");
     LLVMValueRef r0 = cg_i64c(c, 0), r1 = cg_i64c(c, 1);
@@ -269,8 +274,8 @@ void cg_amx_epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
     cg_loop_begin(c, &lr, r0, r1, 1);
     LLVMValueRef rowbase =
         p->flat ? LLVMBuildMul(c->b, lr.i, Wp, "") : cg_i64c(c, 0);
-    LLVMValueRef oh = p->flat ? lr.i : vr;
-    LLVMValueRef lo = cg_max_s(c, cg_max_s(c, v0, rowbase), from);
+    LLVMValueRef oh = p->flat ? lr.i : row;
+    LLVMValueRef lo = cg_max_s(c, cg_max_s(c, v0, rowbase), fr);
     LLVMValueRef hi = cg_min_s(
         c, v1, LLVMBuildAdd(c->b, rowbase, cg_i64c(c, g->OW), ""));
     cg_if full;
@@ -317,7 +322,7 @@ void cg_amx_epilogue(cg *c, const amx_block *k, LLVMValueRef vr,
     if (pk.on && NB == 2) { /* a partial block: pixel by pixel, masked */
       cg_if_else(c, &full);
       cg_loop lm;
-      cg_loop_begin(c, &lm, cg_max_s(c, cg_max_s(c, v0, rowbase), from), hi,
+      cg_loop_begin(c, &lm, cg_max_s(c, cg_max_s(c, v0, rowbase), fr), hi,
                     1);
       LLVMValueRef owm = LLVMBuildSub(c->b, lm.i, rowbase, "");
       pack_pixel(c, k, &pk, cb, LLVMBuildSub(c->b, lm.i, v0, ""),

@@ -39,7 +39,8 @@
  * output rows (the Wp - OW columns between them are computed and not
  * stored); with a larger stride each output row is its own virtual row.
  * TR is 16, or the pixel count of a shorter virtual row (7 for a 7x7
- * output with stride 2). The last block of a virtual row starts at
+ * output with stride 2; then a block is two virtual rows, an A tile each:
+ * a B tile serves both). The last block of a virtual row starts at
  * count - NA * TR (overlapping the one before, whose pixels it does not
  * store again), so no load leaves the panel and the panel can be the
  * network's own haloed buffer; when it has at most TR pixels of its own
@@ -48,6 +49,11 @@
  * and a shorter A tile (28 = 16 + 12; each tile's shape is its own):
  * every block pays its tile stores and their reloads, which in the 1x1
  * convs of a K step or two cost more than the tdpbusd.
+ *
+ * Weights of more than 512 KiB a conv do not stay in L2 between a
+ * channel tile's pixel chunks (tasks: channel tile outer), so the first
+ * chunk of each tile would wait on L3; each task prefetches its share of
+ * the next tile's weights into L2, a few lines a K step.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
  * storage), centered weights, bias' = bias - zpu * sum(wc) (modulo 2^32),
@@ -143,9 +149,20 @@ static bool plan_pixels(const cg_conv_geom *g, amx_plan *p) {
   p->split = !p->flat && p->vcount > p->TR && p->vcount < 2 * p->TR;
   if (p->split)
     p->NA = 2;
-  p->PB = p->split ? p->vcount : p->TR * (int64_t)p->NA;
+  /* a strided conv's rows of at most 16 pixels (ResNet-18's 14 and 7):
+   * one A tile a row would load each B tile for one tdpbusd and leave NB
+   * accumulators to cover tdpbusd's latency, so a block takes 2 rows (an
+   * odd last row: the pair before it again, its first row not stored
+   * twice) */
+  p->rows2 = !p->flat && p->NA == 1 && p->nvrows >= 2;
+  if (p->rows2)
+    p->NA = 2;
+  p->nrb = p->rows2 ? cg_ceil_div(p->nvrows, 2) : p->nvrows;
+  p->PB = p->split ? p->vcount
+          : p->rows2 ? p->TR
+                     : p->TR * (int64_t)p->NA;
   p->nblk = cg_ceil_div(p->vcount, p->PB);
-  int64_t blocks = p->nvrows * p->nblk;
+  int64_t blocks = p->nrb * p->nblk;
   int64_t per = cg_ceil_div(blocks, 8);
   p->chunk = per;
   p->nchunks = cg_ceil_div(blocks, per);
@@ -279,11 +296,23 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
       cg_gep8(c, k->wtile, LLVMBuildMul(c->b, s, cg_i64c(c, NB * bbytes), ""));
   LLVMValueRef A[2], B[2];
   for (unsigned ai = 0; ai < NA; ai++)
-    A[ai] =
-        tile_load(c, tile_rows(p, ai), p->Kc,
-                  cg_gep8(c, ap, cg_i64c(c, p->TR * ai * astride)), astride);
+    A[ai] = tile_load(c, tile_rows(p, ai), p->Kc,
+                      cg_gep8(c, ap,
+                              cg_i64c(c, p->rows2 ? ai * g->sh * pn->s_row
+                                                  : p->TR * ai * astride)),
+                      astride);
   for (unsigned b = 0; b < NB; b++)
     B[b] = tile_load(c, krow, 64, cg_gep8(c, wp, cg_i64c(c, b * bbytes)), 64);
+  if (k->pf) {
+    LLVMValueRef pl = cg_gep8(
+        c, k->pf, LLVMBuildMul(c->b, s, cg_i64c(c, p->pfl * 64), ""));
+    for (int64_t l = 0; l < p->pfl; l++)
+      cg_intrinsic(c, "llvm.prefetch", (LLVMTypeRef[]){c->t_ptr}, 1,
+                   (LLVMValueRef[]){cg_gep8(c, pl, cg_i64c(c, l * 64)),
+                                    cg_i32c(c, 0), cg_i32c(c, 2),
+                                    cg_i32c(c, 1)},
+                   4);
+  }
   for (unsigned ai = 0; ai < NA; ai++)
     for (unsigned b = 0; b < NB; b++) {
       unsigned t = ai * NB + b;
@@ -498,10 +527,10 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   int64_t tile_bytes = p->nsteps * p->NB * (p->Kc / 4) * 64;
+  bool outer = cg_conv_chunk_outer(g->G * p->ntiles * tile_bytes);
   LLVMValueRef chunk, tile, gr;
-  cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks,
-               cg_conv_chunk_outer(g->G * p->ntiles * tile_bytes), &k.n, &gr,
-               &tile, &chunk);
+  cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks, outer, &k.n, &gr, &tile,
+               &chunk);
   k.wtile = cg_gep8(
       c, wg,
       LLVMBuildMul(
@@ -518,14 +547,47 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
   LLVMValueRef hi =
       cg_min_s(c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""),
-               cg_i64c(c, p->nvrows * p->nblk));
+               cg_i64c(c, p->nrb * p->nblk));
+  LLVMValueRef pf0 = NULL;
+  if (p->pfl) {
+    /* this task's part of the next tile's weights (the last tile's own) */
+    LLVMValueRef nt = cg_min_s(
+        c,
+        LLVMBuildAdd(c->b,
+                     LLVMBuildMul(c->b, gr, cg_i64c(c, p->ntiles), ""),
+                     LLVMBuildAdd(c->b, tile, cg_i64c(c, 1), ""), ""),
+        cg_i64c(c, g->G * p->ntiles - 1));
+    pf0 = cg_gep8(
+        c, wg,
+        LLVMBuildAdd(c->b, LLVMBuildMul(c->b, nt, cg_i64c(c, tile_bytes), ""),
+                     LLVMBuildMul(c->b, chunk,
+                                  cg_i64c(c, p->chunk * p->nsteps * p->pfl *
+                                                 64),
+                                  ""),
+                     ""));
+  }
   cg_loop lb;
   cg_loop_begin(c, &lb, lo, hi, 1);
+  if (pf0)
+    k.pf = cg_gep8(c, pf0,
+                   LLVMBuildMul(c->b, LLVMBuildSub(c->b, lb.i, lo, ""),
+                                cg_i64c(c, p->nsteps * p->pfl * 64), ""));
   LLVMValueRef vr = LLVMBuildUDiv(c->b, lb.i, cg_i64c(c, p->nblk), "");
   LLVMValueRef from =
       LLVMBuildMul(c->b, LLVMBuildURem(c->b, lb.i, cg_i64c(c, p->nblk), ""),
                    cg_i64c(c, p->PB), "");
-  if (p->NA > 1 && p->vcount - (p->nblk - 1) * p->PB <= p->TR) {
+  if (p->rows2) {
+    /* rows 2j and 2j + 1; an odd count's last pair is the rows before the
+     * last, its first row (the pair before's) not stored again */
+    LLVMValueRef r0 = cg_min_s(c, LLVMBuildMul(c->b, vr, cg_i64c(c, 2), ""),
+                               cg_i64c(c, p->nvrows - 2));
+    LLVMValueRef again = LLVMBuildICmp(
+        c->b, LLVMIntSLT, r0, LLVMBuildMul(c->b, vr, cg_i64c(c, 2), ""), "");
+    block(c, &k, r0, cg_i64c(c, 0),
+          LLVMBuildSelect(c->b, again, cg_i64c(c, p->vcount), cg_i64c(c, 0),
+                          ""),
+          2);
+  } else if (p->NA > 1 && p->vcount - (p->nblk - 1) * p->PB <= p->TR) {
     /* the last block of a virtual row has at most TR new pixels (ViT's
      * 197 rows: 6 x 32 + 5): one A tile row, not NA overlapping ones */
     cg_if fl;
@@ -562,6 +624,17 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
     cg_panel_emit(c, g, &a->x, p.R > 1 ? &p.src : &p.pn);
   if (p.R > 1)
     stack_emit(c, g, &a->x, &p);
+  /* weights too large to stay in L2 from one pixel chunk to the next
+   * (ResNet-18's layer3 and layer4: 576 KiB - 2.3 MiB a conv) come from
+   * L3 once, in the first block of their channel tile; each task prefetches
+   * its part of the next tile's into L2 (prefetcht1), pfl lines a K step,
+   * so that the tile unit does not wait on them (emit_compute) */
+  int64_t tile_bytes = p.nsteps * p.NB * (p.Kc / 4) * 64;
+  if (!cg_conv_chunk_outer(g->G * p.ntiles * tile_bytes) &&
+      g->G * p.ntiles > 1) {
+    int64_t part = cg_ceil_div(cg_ceil_div(tile_bytes, 64), p.nchunks);
+    p.pfl = cg_ceil_div(part, p.chunk * p.nsteps);
+  }
   a->rq->pad = (size_t)p.TWB + 16;
   cg_requant_bound(a->rq, a->wc, a->bias, g->M, g->Cg * g->KH * g->KW);
   LLVMValueRef wg = pack_weights(c, a, &p);

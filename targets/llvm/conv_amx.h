@@ -21,8 +21,13 @@ typedef struct amx_plan {
   int64_t TWB, ntiles;     /* channels per block, blocks per group */
   bool flat;               /* stride 1: one virtual row of width Wp */
   int64_t nvrows, vcount;  /* virtual rows, pixels per virtual row */
+  bool rows2;              /* a strided conv's rows of at most TR pixels:
+                              a block's 2 A tiles are 2 virtual rows */
+  int64_t nrb;             /* blocks of virtual rows (rows2: pairs) */
   int64_t PB, nblk;        /* pixels per block, blocks per virtual row */
   int64_t chunk, nchunks;  /* pixel blocks per task */
+  int64_t pfl;             /* lines of the next tile's weights each K step
+                              prefetches (0: none; emit_compute) */
   cg_panel pn;             /* the panel the tiles read (stacked: below) */
   cg_panel src;            /* stacked: the usual panel it is made from */
   int fromx;               /* stacked straight from x (no src stage):
@@ -42,6 +47,7 @@ typedef struct amx_block {
   const amx_plan *p;
   LLVMValueRef panel, wtile, offs, biasp, yb, ob, cbuf;
   LLVMValueRef n, chbase, valid;
+  LLVMValueRef pf; /* the block's share of the next tile's weights */
 } amx_block;
 
 /* Store the block whose first virtual pixel is f0 in virtual row vr from
