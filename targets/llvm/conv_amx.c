@@ -50,10 +50,11 @@
  * every block pays its tile stores and their reloads, which in the 1x1
  * convs of a K step or two cost more than the tdpbusd.
  *
- * Weights of more than 512 KiB a conv do not stay in L2 between a
- * channel tile's pixel chunks (tasks: channel tile outer), so the first
- * chunk of each tile would wait on L3; each task prefetches its share of
- * the next tile's weights into L2, a few lines a K step.
+ * Weights of more than 512 KiB a conv (1 MiB with more than one thread:
+ * amx_chunk_outer) do not stay in L2 between a channel tile's pixel
+ * chunks (tasks: channel tile outer), so the first chunk of each tile
+ * would wait on L3; each task prefetches its share of the next tile's
+ * weights into L2, a few lines a K step.
  *
  * Numerics are those of the VNNI kernel: u8-domain inputs (x + 128 for i8
  * storage), centered weights, bias' = bias - zpu * sum(wc) (modulo 2^32),
@@ -83,6 +84,20 @@ static int64_t k_chunk(int64_t Cg) {
     if (Cg % k == 0)
       return k;
   return 0;
+}
+
+/* Whether a conv's tasks go pixel chunk by pixel chunk (each thread's
+ * home then holds its own rows, written by it the stage before) or
+ * channel tile by channel tile (each tile's weights stay in L2 across
+ * its chunks). One thread: tiles outer above 512 KiB of weights
+ * (cg_conv_chunk_outer). More threads: chunks outer up to 1 MiB, so that
+ * a thread of ResNet-18's layer3 (576 KiB) streams all the weights but
+ * reads only its rows of the input panel, not all of it, half from the
+ * other core (2 threads 2.5-4% faster; one thread slower, which keeps
+ * the 512 KiB). */
+static bool amx_chunk_outer(const cg *c, int64_t wbytes) {
+  return cg_conv_chunk_outer(wbytes) ||
+         (c->opts.threads > 1 && wbytes <= (int64_t)1024 * 1024);
 }
 
 static bool plan(const cg_dot_args *a, amx_plan *p) {
@@ -527,7 +542,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
   int64_t tile_bytes = p->nsteps * p->NB * (p->Kc / 4) * 64;
-  bool outer = cg_conv_chunk_outer(g->G * p->ntiles * tile_bytes);
+  bool outer = amx_chunk_outer(c, g->G * p->ntiles * tile_bytes);
   LLVMValueRef chunk, tile, gr;
   cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks, outer, &k.n, &gr, &tile,
                &chunk);
@@ -625,12 +640,13 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
   if (p.R > 1)
     stack_emit(c, g, &a->x, &p);
   /* weights too large to stay in L2 from one pixel chunk to the next
-   * (ResNet-18's layer3 and layer4: 576 KiB - 2.3 MiB a conv) come from
-   * L3 once, in the first block of their channel tile; each task prefetches
-   * its part of the next tile's into L2 (prefetcht1), pfl lines a K step,
-   * so that the tile unit does not wait on them (emit_compute) */
+   * (ResNet-18's layer3 and layer4 on one thread, 576 KiB - 2.3 MiB a
+   * conv; layer4 on more) go channel tile by channel tile and come from
+   * L3 once, in the first block of their tile; each task prefetches its
+   * part of the next tile's into L2 (prefetcht1), pfl lines a K step, so
+   * that the tile unit does not wait on them (emit_compute) */
   int64_t tile_bytes = p.nsteps * p.NB * (p.Kc / 4) * 64;
-  if (!cg_conv_chunk_outer(g->G * p.ntiles * tile_bytes) &&
+  if (!amx_chunk_outer(c, g->G * p.ntiles * tile_bytes) &&
       g->G * p.ntiles > 1) {
     int64_t part = cg_ceil_div(cg_ceil_div(tile_bytes, 64), p.nchunks);
     p.pfl = cg_ceil_div(part, p.chunk * p.nsteps);
