@@ -6,33 +6,21 @@ returned concat of a conv and a maxpool (the user's buffer:
 copied)."""
 import random
 
+from qconv_ir import q, weights
+
 rng = random.Random(17)
-
-
-def q(scale, zp, st="u8"):
-    return "!quant.uniform<%s:f32, %s:%d>" % (st, scale, zp)
 
 
 def t(c, hw, e):
     return "tensor<1x%dx%dx%dx%s>" % (c, hw, hw, e)
 
 
-def weights(name, m, c, k):
-    data = "".join("%02X" % rng.randrange(256) for _ in range(m * c * k * k))
-    bias = ", ".join(str(rng.randrange(-2000, 2000)) for _ in range(m))
-    wt = "tensor<%dx%dx%dx%dx%s>" % (m, c, k, k, q(0.004, 0, "i8"))
-    return ['  %%%s = constant {value = dense<"0x%s"> : %s} : %s'
-            % (name, data, wt, wt),
-            "  %%b%s = constant {value = dense<[%s]> : tensor<%dxi32>} : "
-            "tensor<%dxi32>" % (name, bias, m, m)]
-
-
 X, S, T, U = q(0.02, 128), q(0.03, 5), q(0.05, 3), q(0.07, 0)
 out = ["func @fire(%%x: %s) -> (%s, %s) {"
        % (t(32, 12, X), t(16, 12, U), t(48, 12, X))]
-out += weights("ws", 16, 32, 1) + weights("w1", 24, 16, 1)
-out += weights("w3", 40, 16, 3) + weights("wy", 16, 64, 3)
-out += weights("w4", 16, 32, 1)
+out += weights(rng, "ws", 16, 32, 1) + weights(rng, "w1", 24, 16, 1)
+out += weights(rng, "w3", 40, 16, 3) + weights(rng, "wy", 16, 64, 3)
+out += weights(rng, "w4", 16, 32, 1)
 out += [
     "  %%s = qconv2d %%x, %%ws, %%bws {act_min = 0} : %s" % t(16, 12, S),
     "  %%e1 = qconv2d %%s, %%w1, %%bw1 {act_min = 0} : %s" % t(24, 12, T),

@@ -10,22 +10,9 @@ pixels (for amx-rows2.test), each block of the amx kernel two output rows:
 random weights and biases, u8 activations."""
 import random
 
+from qconv_ir import q, weights
+
 rng = random.Random(29)
-
-
-def q(scale, zp, st="u8"):
-    return "!quant.uniform<%s:f32, %s:%d>" % (st, scale, zp)
-
-
-def weights(name, m, c, k):
-    data = "".join("%02X" % rng.randrange(256) for _ in range(m * c * k * k))
-    bias = ", ".join(str(rng.randrange(-2000, 2000)) for _ in range(m))
-    wt = "tensor<%dx%dx%dx%dx%s>" % (m, c, k, k, q(0.004, 0, "i8"))
-    return ['  %%%s = constant {value = dense<"0x%s"> : %s} : %s'
-            % (name, data, wt, wt),
-            "  %%b%s = constant {value = dense<[%s]> : tensor<%dxi32>} : "
-            "tensor<%dxi32>" % (name, bias, m, m)]
-
 
 X, Y = q(0.02, 128), q(0.09, 7)
 t = lambda c, h, w, e: "tensor<1x%dx%dx%dx%s>" % (c, h, w, e)
@@ -34,8 +21,8 @@ tu, tz = t(32, 16, 12, X), t(48, 8, 12, Y)
 tw, tv = t(64, 9, 26, X), t(32, 9, 13, Y)
 out = ["func @rows2(%%x: %s, %%u: %s, %%w: %s) -> (%s, %s, %s) {"
        % (tx, tu, tw, ty, tz, tv)]
-out += weights("w1", 64, 64, 3) + weights("w2", 48, 32, 3) \
-    + weights("w3", 32, 64, 1)
+out += weights(rng, "w1", 64, 64, 3) + weights(rng, "w2", 48, 32, 3) \
+    + weights(rng, "w3", 32, 64, 1)
 out += ["  %%y = qconv2d %%x, %%w1, %%bw1 {strides = [2, 2], "
         "pads = [1, 1, 1, 1], act_min = 0} : %s" % ty,
         "  %%z = qconv2d %%u, %%w2, %%bw2 {strides = [2, 1], "

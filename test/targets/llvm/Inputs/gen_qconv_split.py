@@ -4,28 +4,15 @@
 (16 + 9), random weights and biases, u8 activations."""
 import random
 
+from qconv_ir import q, weights
+
 rng = random.Random(23)
-
-
-def q(scale, zp, st="u8"):
-    return "!quant.uniform<%s:f32, %s:%d>" % (st, scale, zp)
-
-
-def weights(name, m, c, k):
-    data = "".join("%02X" % rng.randrange(256) for _ in range(m * c * k * k))
-    bias = ", ".join(str(rng.randrange(-2000, 2000)) for _ in range(m))
-    wt = "tensor<%dx%dx%dx%dx%s>" % (m, c, k, k, q(0.004, 0, "i8"))
-    return ['  %%%s = constant {value = dense<"0x%s"> : %s} : %s'
-            % (name, data, wt, wt),
-            "  %%b%s = constant {value = dense<[%s]> : tensor<%dxi32>} : "
-            "tensor<%dxi32>" % (name, bias, m, m)]
-
 
 X, Y = q(0.02, 128), q(0.06, 7)
 tx1, ty1 = "tensor<1x32x44x40x%s>" % X, "tensor<1x48x22x20x%s>" % Y
 tx2, ty2 = "tensor<1x16x50x50x%s>" % X, "tensor<1x32x25x25x%s>" % Y
 out = ["func @split(%%x: %s, %%u: %s) -> (%s, %s) {" % (tx1, tx2, ty1, ty2)]
-out += weights("w1", 48, 32, 1) + weights("w2", 32, 16, 3)
+out += weights(rng, "w1", 48, 32, 1) + weights(rng, "w2", 32, 16, 3)
 out += ["  %%y = qconv2d %%x, %%w1, %%bw1 {strides = [2, 2], act_min = 0} : %s"
         % ty1,
         "  %%z = qconv2d %%u, %%w2, %%bw2 {strides = [2, 2], "
