@@ -188,9 +188,15 @@ int main(int argc, char **argv) {
       threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--reps"))
       reps = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--chunk-clock"))
+    else if (!strcmp(argv[i], "--chunk-clock")) {
+      if (strcmp(argv[i + 1], "wall") && strcmp(argv[i + 1], "cpu")) {
+        fprintf(stderr, "bench-stage-profile: --chunk-clock is cpu or wall, "
+                        "not %s\n", argv[i + 1]);
+        return 2;
+      }
       chunk_clock = !strcmp(argv[i + 1], "wall") ? CLOCK_MONOTONIC
                                                  : CLOCK_THREAD_CPUTIME_ID;
+    }
   }
   if (reps < 1 || reps > MAX_REPS)
     reps = 50;

@@ -332,6 +332,9 @@ LLVMValueRef cg_tree_sum(cg *c, LLVMTypeRef t, LLVMValueRef part, int n);
 /* Call an LLVM intrinsic by name with overload types. */
 LLVMValueRef cg_intrinsic(cg *c, const char *name, LLVMTypeRef *over,
                           unsigned nover, LLVMValueRef *args, unsigned nargs);
+/* Prefetch the cache line at ptr into L2 (llvm.prefetch: read, locality
+ * 2, data; prefetcht1 on x86). Never faults, whatever ptr is. */
+void cg_prefetch_l2(cg *c, LLVMValueRef ptr);
 /* Call (declaring on first use) an external function. */
 LLVMValueRef cg_call_extern(cg *c, const char *name, LLVMTypeRef fty,
                             LLVMValueRef *args, unsigned nargs);

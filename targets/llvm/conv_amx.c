@@ -322,11 +322,7 @@ static void block(cg *c, const amx_block *k, LLVMValueRef vr, LLVMValueRef f0,
     LLVMValueRef pl = cg_gep8(
         c, k->pf, LLVMBuildMul(c->b, s, cg_i64c(c, p->pfl * 64), ""));
     for (int64_t l = 0; l < p->pfl; l++)
-      cg_intrinsic(c, "llvm.prefetch", (LLVMTypeRef[]){c->t_ptr}, 1,
-                   (LLVMValueRef[]){cg_gep8(c, pl, cg_i64c(c, l * 64)),
-                                    cg_i32c(c, 0), cg_i32c(c, 2),
-                                    cg_i32c(c, 1)},
-                   4);
+      cg_prefetch_l2(c, cg_gep8(c, pl, cg_i64c(c, l * 64)));
   }
   for (unsigned ai = 0; ai < NA; ai++)
     for (unsigned b = 0; b < NB; b++) {
@@ -541,11 +537,10 @@ static void emit_compute(cg *c, const cg_dot_args *a, const amx_plan *p,
   LLVMValueRef panel = cg_panel_base(c, &p->pn, &a->x);
   cg_loop lt;
   cg_loop_begin(c, &lt, c->t0, c->t1, 1);
-  int64_t tile_bytes = p->nsteps * p->NB * (p->Kc / 4) * 64;
-  bool outer = amx_chunk_outer(c, g->G * p->ntiles * tile_bytes);
+  int64_t tile_bytes = p->tile_bytes;
   LLVMValueRef chunk, tile, gr;
-  cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks, outer, &k.n, &gr, &tile,
-               &chunk);
+  cg_conv_task(c, lt.i, g->G, p->ntiles, p->nchunks, p->outer, &k.n, &gr,
+               &tile, &chunk);
   k.wtile = cg_gep8(
       c, wg,
       LLVMBuildMul(
@@ -645,10 +640,10 @@ quill_status cg_amx_emit(cg *c, const cg_dot_args *a) {
    * L3 once, in the first block of their tile; each task prefetches its
    * part of the next tile's into L2 (prefetcht1), pfl lines a K step, so
    * that the tile unit does not wait on them (emit_compute) */
-  int64_t tile_bytes = p.nsteps * p.NB * (p.Kc / 4) * 64;
-  if (!amx_chunk_outer(c, g->G * p.ntiles * tile_bytes) &&
-      g->G * p.ntiles > 1) {
-    int64_t part = cg_ceil_div(cg_ceil_div(tile_bytes, 64), p.nchunks);
+  p.tile_bytes = p.nsteps * p.NB * (p.Kc / 4) * 64;
+  p.outer = amx_chunk_outer(c, g->G * p.ntiles * p.tile_bytes);
+  if (!p.outer && g->G * p.ntiles > 1) {
+    int64_t part = cg_ceil_div(cg_ceil_div(p.tile_bytes, 64), p.nchunks);
     p.pfl = cg_ceil_div(part, p.chunk * p.nsteps);
   }
   a->rq->pad = (size_t)p.TWB + 16;

@@ -26,6 +26,8 @@ typedef struct amx_plan {
   int64_t nrb;             /* blocks of virtual rows (rows2: pairs) */
   int64_t PB, nblk;        /* pixels per block, blocks per virtual row */
   int64_t chunk, nchunks;  /* pixel blocks per task */
+  int64_t tile_bytes;      /* a channel tile's packed weights */
+  bool outer;              /* tasks pixel chunk outer (amx_chunk_outer) */
   int64_t pfl;             /* lines of the next tile's weights each K step
                               prefetches (0: none; emit_compute) */
   cg_panel pn;             /* the panel the tiles read (stacked: below) */

@@ -207,12 +207,8 @@ static void dot_kstep(cg *c, dot_kstate *s, unsigned P, const LLVMValueRef *xp,
     int64_t lines = p->C4 * OCB * wvec / 64;
     LLVMValueRef l = cg_min_s(c, LLVMBuildAdd(c->b, s->pf_line0, kk, ""),
                               cg_i64c(c, lines - 1));
-    cg_intrinsic(c, "llvm.prefetch", (LLVMTypeRef[]){c->t_ptr}, 1,
-                 (LLVMValueRef[]){cg_gep8(c, s->pf_base,
-                                          LLVMBuildMul(c->b, l, cg_i64c(c, 64),
-                                                       "")),
-                                  cg_i32c(c, 0), cg_i32c(c, 2), cg_i32c(c, 1)},
-                 4);
+    cg_prefetch_l2(c, cg_gep8(c, s->pf_base,
+                              LLVMBuildMul(c->b, l, cg_i64c(c, 64), "")));
   }
   if (p->kind == DOT_SMMLA) {
     mmla_kstep(c, s, P, xp, wk,

@@ -449,6 +449,13 @@ LLVMValueRef cg_intrinsic(cg *c, const char *name, LLVMTypeRef *over,
   return LLVMBuildCall2(c->b, fty, fn, args, nargs, "");
 }
 
+void cg_prefetch_l2(cg *c, LLVMValueRef ptr) {
+  cg_intrinsic(c, "llvm.prefetch", (LLVMTypeRef[]){c->t_ptr}, 1,
+               (LLVMValueRef[]){ptr, cg_i32c(c, 0), cg_i32c(c, 2),
+                                cg_i32c(c, 1)},
+               4);
+}
+
 LLVMValueRef cg_call_extern(cg *c, const char *name, LLVMTypeRef fty,
                             LLVMValueRef *args, unsigned nargs) {
   LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
