@@ -38,9 +38,13 @@ Quill's path defaults to avx512-vnni, and --md writes its own section:
 
 --avx2 does the same for a CPU with AVX2 only (no VNNI: an older Xeon or
 client CPU): ONEDNN_MAX_CPU_ISA=AVX2 (OpenVINO and PyTorch's oneDNN),
-AMX refused, Quill's avx2 path. onnxruntime's MLAS cannot be limited (it
-takes the best kernels the CPU has: AVX-512 VNNI here), so its int8
-column is the one peer the ratio leaves out; the table says so:
+AMX refused, Quill's avx2 path twice: on the x86-vnni config's model
+(weights in [-127, 127]: pairs that could saturate vpmaddubsw run as
+correction steps or the conv on vpmaddwd) and on the x86-avx2 config's
+(`avx2:x86-avx2`: weights in [-64, 64], no pair can saturate). The SQNR
+table says what the narrower weights cost. onnxruntime's MLAS cannot be
+limited (it takes the best kernels the CPU has: AVX-512 VNNI here), so
+its int8 column is the one peer the ratio leaves out; the table says so:
 
   "$PPY" bench/peers.py --avx2 --work /tmp/peers --md docs/benchmarks.md
 
@@ -53,7 +57,8 @@ samples (.npy) from CALIB_DIR, PATH.onnx alone gets 8 random normal ones
 (seed 1) of its input's static shape. Every engine gets that file and
 those samples, float in and float out:
 
-  - quill-ISA:  `quill quantize --backend x86-vnni --calib`, then `quill
+  - quill-ISA:  `quill quantize --backend x86-vnni --calib` (quill-ISA:B:
+                `--backend B`), then `quill
                 compile --isa ISA --threads T` to an object file, linked
                 with the shipped quill_rt.c into a shared library and
                 called through ctypes (the .o a user links; no JIT). On an
@@ -263,16 +268,20 @@ def tiny_model(work):
 # runner(model, threads) returns a run(x) -> list of outputs.
 
 class Quill:
-    def __init__(self, build, isa):
-        self.build, self.isa = build, isa
-        self.name = "quill-" + isa
+    def __init__(self, build, spec):
+        """spec: ISA, or ISA:BACKEND for a backend config other than
+        x86-vnni (its own column, named quill-ISA:BACKEND)."""
+        self.isa, _, backend = spec.partition(":")
+        self.build, self.backend = build, backend or "x86-vnni"
+        self.name = "quill-" + spec
+        self.tag = "" if not backend else "-" + backend
         self.libs = []  # keep the shared libraries loaded
 
     def prepare(self, m):
-        qir = os.path.join(m.dir, "quill.qir")
+        qir = os.path.join(m.dir, "quill%s.qir" % self.tag)
         if self.stale(qir):
             sh([os.path.join(self.build, "quill"), "quantize", m.onnx,
-                "--backend", "x86-vnni", "--calib", m.calib, "-o", qir])
+                "--backend", self.backend, "--calib", m.calib, "-o", qir])
         self.compile(m, qir, 1)  # a path the host lacks fails here, once
         return qir
 
@@ -285,7 +294,8 @@ class Quill:
                 os.path.getmtime(path) < os.path.getmtime(quill))
 
     def compile(self, m, qir, threads):
-        d = os.path.join(m.dir, "quill-%s-t%d" % (self.isa, threads))
+        d = os.path.join(m.dir, "quill-%s%s-t%d" % (self.isa, self.tag,
+                                                     threads))
         obj = os.path.join(d, "m.o")
         if self.stale(obj):
             os.makedirs(d, exist_ok=True)
@@ -573,7 +583,8 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
                  "as far as each can be told: oneDNN limited to AVX2 "
                  "(OpenVINO, PyTorch), AMX refused (bench/noamx.c), Quill "
                  "its avx2 path (vpmaddubsw + vpmaddwd, compiled for "
-                 "--mcpu haswell). onnxruntime's MLAS "
+                 "--mcpu haswell; quill-avx2:x86-avx2 on the x86-avx2 "
+                 "config's model, weights in [-64, 64]). onnxruntime's MLAS "
                  "cannot be limited and used its AVX-512 VNNI kernels: "
                  "ort-int8 is shown but not in the best-peer ratio.")
     for n in notes:
@@ -672,9 +683,11 @@ def main():
     ap.add_argument("--stat", choices=("median", "least"), default="median",
                     help="an engine's time from its rounds' times")
     ap.add_argument("--isa", default="",
-                    help="Quill instruction paths to time (those the host "
-                    "lacks are left out; default amx,avx512-vnni, with "
-                    "--no-amx avx512-vnni, with --avx2 avx2)")
+                    help="Quill instruction paths to time, each ISA or "
+                    "ISA:BACKEND (a backend config other than x86-vnni; "
+                    "paths the host lacks are left out; default "
+                    "amx,avx512-vnni, with --no-amx avx512-vnni, with --avx2 "
+                    "avx2,avx2:x86-avx2)")
     lim = ap.add_mutually_exclusive_group()
     lim.add_argument("--no-amx", dest="limit", action="store_const",
                      const="no-amx", help="every engine as on a CPU without "
@@ -696,7 +709,7 @@ def main():
     if a.limit and os.environ.get("QUILL_PEERS_LIMIT") != a.limit:
         limited(a.build, a.limit)  # runs this script again, never returns
     if not a.isa:
-        a.isa = {"no-amx": "avx512-vnni", "avx2": "avx2"}.get(
+        a.isa = {"no-amx": "avx512-vnni", "avx2": "avx2,avx2:x86-avx2"}.get(
             a.limit, "amx,avx512-vnni")
     t_start = time.time()
     a.load0 = "%.1f" % os.getloadavg()[0]

@@ -40,9 +40,10 @@ static void test_shipped(void) {
   diags d;
   quill_context *ctx = new_ctx(&d);
   static const char *const names[] = {"tflite-int8", "x86-vnni", "academic",
-                                      "tensorrt", "power2", "tflite-int16x8"};
-  CHECK(quill_backend_num_shipped() == 6);
-  for (unsigned i = 0; i < 6; i++) {
+                                      "tensorrt", "power2", "tflite-int16x8",
+                                      "x86-avx2"};
+  CHECK(quill_backend_num_shipped() == 7);
+  for (unsigned i = 0; i < 7; i++) {
     CHECK(strcmp(quill_backend_shipped_name(i), names[i]) == 0);
     const char *text = quill_backend_shipped_text(i);
     CHECK(text && text[0] == '{');
@@ -95,8 +96,8 @@ static void test_shipped(void) {
         CHECK(!quill_backend_quantizes(b, (quill_opcode)o));
     }
   }
-  CHECK(quill_backend_shipped_name(6) == NULL);
-  CHECK(quill_backend_shipped_text(6) == NULL);
+  CHECK(quill_backend_shipped_name(7) == NULL);
+  CHECK(quill_backend_shipped_text(7) == NULL);
   CHECK(d.errors == 0);
 
   const quill_backend *b = quill_backend_get(ctx, "tflite-int8");
@@ -225,9 +226,8 @@ static void test_get(void) {
   CHECK(quill_backend_get(ctx, "tflite") == NULL);
   CHECK(strcmp(d.text,
                "-: unknown backend 'tflite' (shipped: tflite-int8, x86-vnni, "
-               "academic, tensorrt, power2, tflite-int16x8; a config file path "
-               "must contain "
-               "'/' or end in '.json')\n") == 0);
+               "academic, tensorrt, power2, tflite-int16x8, x86-avx2; a config "
+               "file path must contain '/' or end in '.json')\n") == 0);
   d.text[0] = 0;
   CHECK(quill_backend_get(ctx, "/nonexistent/npu.json") == NULL);
   CHECK(strcmp(d.text, "/nonexistent/npu.json: cannot read backend config: "
