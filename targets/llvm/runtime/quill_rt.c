@@ -127,9 +127,9 @@ static int spin_step(unsigned *i, uint64_t *t0, uint64_t budget) {
 typedef void (*quill_rt_task_fn)(void *, int64_t, int64_t);
 
 /* The words every thread writes during a stage (a slot on each claim,
- * `left` after each chunk) sit on cache lines of their own: on the line
- * of the stage's read-mostly fields, each claim would take those from the
- * other threads' caches too. */
+ * `left` once its chunks are done) sit on cache lines of their own: on
+ * the line of the stage's read-mostly fields, each claim would take those
+ * from the other threads' caches too. */
 #define QUILL_RT_LINE 64
 
 /* Thread t's slot: generation << 32 | lo << 16 | hi, the chunks [lo, hi)
@@ -177,15 +177,16 @@ static uint32_t slot_hi(uint64_t w) { return (uint32_t)w & 0xffff; }
 
 /* Claim and run chunks of generation `gen` until none is left (or the
  * generation has moved on), from thread self's home first, then from the
- * others' (from their ends); returns when this thread has no more work. */
-static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
+ * others' (from their ends); returns how many it ran. */
+static int64_t claim_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
+  int64_t ran = 0;
   for (int i = 0; i < pool->nslots; i++) {
     int u = (self + i) % pool->nslots;
     _Atomic uint64_t *slot = &pool->slot[u].word;
     uint64_t s = atomic_load_explicit(slot, memory_order_acquire);
     for (;;) {
       if (slot_gen(s) != gen)
-        return; /* a later stage: this one is finished */
+        return ran; /* a later stage: this one is finished */
       uint32_t lo = slot_lo(s), hi = slot_hi(s);
       if (lo >= hi)
         break; /* empty, or not open yet (its owner or the caller will) */
@@ -201,7 +202,7 @@ static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
       uint32_t k = u == self ? lo : hi - 1;
       uint64_t next = u == self ? s + (1u << 16) : s - 1;
       if ((int64_t)k >= nchunks)
-        return;
+        return ran;
       if (!atomic_compare_exchange_weak_explicit(slot, &s, next,
                                                  memory_order_acq_rel,
                                                  memory_order_acquire))
@@ -210,16 +211,27 @@ static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
       int64_t b = (int64_t)k * n / nchunks;
       int64_t e = ((int64_t)k + 1) * n / nchunks;
       fn(args, b, e);
-      /* seq_cst, with the caller's store of caller_sleeps before it
-       * rechecks `left`: it either sees 0 or is woken here */
-      if (atomic_fetch_sub(&pool->left, 1) == 1 &&
-          atomic_load(&pool->caller_sleeps)) { /* the last chunk */
-        pthread_mutex_lock(&pool->mu);
-        pthread_cond_signal(&pool->done);
-        pthread_mutex_unlock(&pool->mu);
-      }
+      ran++;
       s = atomic_load_explicit(slot, memory_order_acquire);
     }
+  }
+  return ran;
+}
+
+/* Run chunks of generation `gen` (claim_chunks), then count them off
+ * `left` at once: one write to that shared line per thread and stage,
+ * not one per chunk (each a transfer of the line between the cores while
+ * the other thread works too). The stage cannot finish, nor the
+ * generation move on, before these chunks are counted off. */
+static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
+  int64_t ran = claim_chunks(pool, gen, self);
+  /* seq_cst, with the caller's store of caller_sleeps before it
+   * rechecks `left`: it either sees 0 or is woken here */
+  if (ran > 0 && atomic_fetch_sub(&pool->left, ran) == ran &&
+      atomic_load(&pool->caller_sleeps)) { /* the last chunks */
+    pthread_mutex_lock(&pool->mu);
+    pthread_cond_signal(&pool->done);
+    pthread_mutex_unlock(&pool->mu);
   }
 }
 
