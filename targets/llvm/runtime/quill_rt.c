@@ -222,7 +222,13 @@ static int64_t claim_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
  * `left` at once: one write to that shared line per thread and stage,
  * not one per chunk (each a transfer of the line between the cores while
  * the other thread works too). The stage cannot finish, nor the
- * generation move on, before these chunks are counted off. */
+ * generation move on, before these chunks are counted off. A worker
+ * descheduled between two of its chunks now holds the caller up until it
+ * runs again; that window is a few loads and a compare-and-swap, against
+ * the chunk it may be descheduled in, which holds the caller up either
+ * way. (A count per thread beside its slot word, summed by the waiting
+ * caller, was no faster than one decrement a chunk: the caller's polls
+ * moved that line back and forth instead.) */
 static void run_chunks(quill_rt_pool *pool, uint32_t gen, int self) {
   int64_t ran = claim_chunks(pool, gen, self);
   /* seq_cst, with the caller's store of caller_sleeps before it
