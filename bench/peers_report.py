@@ -5,8 +5,9 @@ of the peak and its ratio to the best int8 peer, the speed-up of two
 threads over one, and each engine's SQNR. Imported by peers.py, which
 documents what is measured and how."""
 import os
-import re
 import time
+
+from machine import cpu_model
 
 
 def fmt_ms(ms):
@@ -17,12 +18,7 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
     import onnxruntime
     import openvino
     import nncf
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
-    except (OSError, AttributeError):
-        pass
+    cpu = cpu_model()
     try:
         load = "%.1f" % os.getloadavg()[0]
     except OSError:

@@ -63,6 +63,7 @@ import onnx  # before torch: Debian's torch would load an older onnx's protos
 import onnxruntime
 
 import md_section  # bench/, beside this script
+from machine import cpu_model  # bench/
 from onnx_macs import onnx_macs  # bench/
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -372,12 +373,7 @@ def main():
     wl = [w for w in WORKLOADS if not only or any(o in w[0] for o in only)]
 
     import torch
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
-    except (OSError, AttributeError):
-        pass
+    cpu = cpu_model("")
     print("preparing %d workloads in %s" % (len(wl), work), file=sys.stderr)
     specs = {}
     prepared = []
