@@ -196,9 +196,15 @@ static bool conv_pads(const quill_op *op, int64_t *p) {
 
 /* A halo for an 8-bit unsigned NHWC value whose every use is operand 0 of
  * a qconv2d with the same positive pads and channels that fill whole
- * kernel vectors (multiples of 16: the kernels then read in place). */
+ * kernel vectors (multiples of 16: the kernels then read in place), or an
+ * operand of a qadd computed in a conv's epilogue (fuse_add.c: a residual
+ * block's input, read by the block's first conv and the add at its end;
+ * the epilogue reads the interior through the view's strides; when the
+ * sum is returned in the user's layout the qadd is its own stage after
+ * all, and reads it so too). The operands of other qadds stay dense: a
+ * qadd stage's loop over a haloed operand breaks at every row (ConvNeXt's
+ * adds, after a qmul, took up to 2.3x as long). */
 static bool halo_for(cg *c, cg_value *cv) {
-  (void)c;
   quill_type *s = cg_storage(cv->view.elem);
   if (!quill_type_is_quant(cv->view.elem) ||
       quill_type_kind_of(s) != QUILL_TYPE_U8 || cv->view.dims[1] % 16 ||
@@ -207,6 +213,9 @@ static bool halo_for(cg *c, cg_value *cv) {
   int64_t pads[4] = {-1, -1, -1, -1};
   for (quill_use *u = quill_value_first_use(cv->v); u; u = quill_use_next(u)) {
     int64_t p[4];
+    if (quill_op_opcode(quill_use_user(u)) == QUILL_OP_QADD &&
+        cg_qadd_is_fused(c, quill_use_user(u)))
+      continue;
     if (quill_use_operand_index(u) != 0 || !conv_pads(quill_use_user(u), p))
       return false;
     if (pads[0] < 0)
@@ -214,7 +223,7 @@ static bool halo_for(cg *c, cg_value *cv) {
     else if (memcmp(pads, p, sizeof pads))
       return false;
   }
-  if (pads[0] + pads[1] + pads[2] + pads[3] == 0)
+  if (pads[0] < 0 || pads[0] + pads[1] + pads[2] + pads[3] == 0)
     return false;
   cv->haloed = true;
   memcpy(cv->halo, pads, sizeof pads);

@@ -1,0 +1,35 @@
+"""gen_resblock.py - two ResNet basic blocks as textual IR (for
+residual-halo.test): each block's input is read by the block's first 3x3
+conv (pads 1) and by the qadd at its end (fused into the second conv's
+epilogue), so it is a haloed buffer (memplan.c); then a conv whose qadd
+is returned (row-major: the qadd keeps its own stage and reads the haloed
+block output through its strides)."""
+import random
+
+from qconv_ir import q, weights
+
+rng = random.Random(23)
+
+
+def t(c, hw, e):
+    return "tensor<1x%dx%dx%dx%s>" % (c, hw, hw, e)
+
+
+X, A, B, S = q(0.02, 128), q(0.03, 0), q(0.05, 131), q(0.04, 0)
+out = ["func @res(%%x: %s) -> %s {" % (t(64, 10, X), t(64, 10, S))]
+for n in range(6):
+    out += weights(rng, "w%d" % n, 64, 64, 3)
+P = "pads = [1, 1, 1, 1]"
+out += [
+    "  %%b0 = qconv2d %%x, %%w0, %%bw0 {%s, act_min = 0} : %s" % (P, t(64, 10, S)),
+    "  %%c1 = qconv2d %%b0, %%w1, %%bw1 {%s, act_min = 0} : %s" % (P, t(64, 10, A)),
+    "  %%c2 = qconv2d %%c1, %%w2, %%bw2 {%s} : %s" % (P, t(64, 10, B)),
+    "  %%s1 = qadd %%c2, %%b0 {act_min = 0, act_max = 255} : %s" % t(64, 10, S),
+    "  %%c3 = qconv2d %%s1, %%w3, %%bw3 {%s, act_min = 0} : %s" % (P, t(64, 10, A)),
+    "  %%c4 = qconv2d %%c3, %%w4, %%bw4 {%s} : %s" % (P, t(64, 10, B)),
+    "  %%s2 = qadd %%c4, %%s1 {act_min = 0, act_max = 255} : %s" % t(64, 10, S),
+    "  %%c5 = qconv2d %%s2, %%w5, %%bw5 {%s} : %s" % (P, t(64, 10, B)),
+    "  %%s3 = qadd %%s2, %%c5 {act_min = 0, act_max = 255} : %s" % t(64, 10, S),
+    "  return %s3",
+    "}"]
+print("\n".join(out))
