@@ -196,7 +196,8 @@ static bool conv_pads(const quill_op *op, int64_t *p) {
 
 /* A halo for an 8-bit unsigned NHWC value whose every use is operand 0 of
  * a qconv2d with the same positive pads and channels that fill whole
- * kernel vectors (multiples of 16: the kernels then read in place), or an
+ * kernel vectors (multiples of 16: the kernels then read in place), of
+ * an unpadded qconv2d of one group (it reads the interior in place), or an
  * operand of a qadd computed in a conv's epilogue (fuse_add.c: a residual
  * block's input, read by the block's first conv and the add at its end;
  * the epilogue reads the interior through the view's strides; when the
@@ -218,6 +219,11 @@ static bool halo_for(cg *c, cg_value *cv) {
       continue;
     if (quill_use_operand_index(u) != 0 || !conv_pads(quill_use_user(u), p))
       return false;
+    /* an unpadded conv reads the interior in place (panel.c) and leaves
+     * the pads to the others */
+    if (p[0] + p[1] + p[2] + p[3] == 0 &&
+        quill_op_attr_int(quill_use_user(u), "group", 1) == 1)
+      continue;
     if (pads[0] < 0)
       memcpy(pads, p, sizeof pads);
     else if (memcmp(pads, p, sizeof pads))

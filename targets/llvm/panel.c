@@ -65,6 +65,33 @@ static bool in_halo(const cg_conv_geom *g, const cg_view *x,
   return true;
 }
 
+/* x is the interior of a haloed buffer and the conv has no pads (a
+ * strided ResNet block's 1x1 downsample, beside the block's padded 3x3
+ * conv): read the interior in place, its rows the buffer's width Wp
+ * apart. The columns past W are the halo's: a tile of a stride-1 conv
+ * that spans rows computes them and stores nothing there. */
+static bool halo_interior(const cg_conv_geom *g, const cg_view *x,
+                          const cg_value *xv, bool u8, bool s8,
+                          int64_t Cgp, cg_panel *p) {
+  if (!xv || !xv->haloed || !u8 || s8 || Cgp != g->Cg || g->G != 1 ||
+      quill_type_is_signed(cg_storage(x->elem)) || g->pt || g->pl ||
+      x->offset != xv->view.offset || x->slot != xv->view.slot ||
+      memcmp(x->strides, xv->view.strides, 4 * sizeof(int64_t)))
+    return false;
+  int64_t Wp = g->W + xv->halo[1] + xv->halo[3];
+  if ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1 > g->H ||
+      (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1 > g->W ||
+      x->strides[2] != Wp * g->C)
+    return false;
+  p->Hp = g->H;
+  p->Wp = Wp;
+  p->s_col = g->C;
+  p->s_row = Wp * g->C;
+  p->s_n = x->strides[0];
+  p->base = *x;
+  return true;
+}
+
 static void plan(cg *c, const cg_conv_geom *g, const cg_view *x,
                  const cg_value *xv, bool u8, bool s8, int64_t Cgp,
                  int64_t zpx, cg_panel *p, bool copy) {
@@ -88,7 +115,8 @@ static void plan(cg *c, const cg_conv_geom *g, const cg_view *x,
                 Cgp == g->Cg && x->offset == 0;
   p->slot = -1;
   p->base = *x;
-  if (in_halo(g, x, xv, u8, Cgp, p))
+  if (in_halo(g, x, xv, u8, Cgp, p) ||
+      (!copy && halo_interior(g, x, xv, u8, s8, Cgp, p)))
     return;
   if (direct) {
     p->Hp = g->H;
