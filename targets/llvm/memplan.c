@@ -135,6 +135,19 @@ static bool feeds_chlast_only(const quill_value *v) {
   return true;
 }
 
+/* v (rank 4, logical NCHW) has the strides of a dense NHWC tensor: a
+ * transpose (perm 0, 3, 1, 2) of a row-major NHWC value, as ConvNeXt's
+ * blocks end. Ops that keep their first operand's layout then store
+ * NHWC too, instead of transposing the data back to NCHW. */
+static bool nhwc_strides(const cg_view *v) {
+  if (v->rank != 4)
+    return false;
+  int64_t C = v->dims[1], H = v->dims[2], W = v->dims[3];
+  return (C == 1 || v->strides[1] == 1) && (W == 1 || v->strides[3] == C) &&
+         (H == 1 || v->strides[2] == W * C) &&
+         (v->dims[0] == 1 || v->strides[0] == H * W * C);
+}
+
 /* The layout of result v of op per the lowering flags. A CG_LAY_FOLLOW
  * op keeps its first operand's layout, except that a returned result is
  * stored in the user's (row-major) layout, written in place instead of
@@ -456,7 +469,7 @@ quill_status cg_plan_values(cg *c) {
           cv->alias_of = (int)(root - c->vals);
           cv->is_const = x->is_const;
           cv->constant = x->constant;
-          cv->chlast = false;
+          cv->chlast = nhwc_strides(&v);
           v.slot = x->view.slot;
           v.offset = x->view.offset;
           v.global = NULL;
