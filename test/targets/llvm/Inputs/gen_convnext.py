@@ -5,13 +5,9 @@ scale (qmul) and the residual qadd, read by the next block's depthwise
 conv (pads 3)."""
 import random
 
-from qconv_ir import q, weights
+from qconv_ir import q, t, weights
 
 rng = random.Random(31)
-
-
-def t(c, hw, e):
-    return "tensor<1x%dx%dx%dx%s>" % (c, hw, hw, e)
 
 
 def tl(c, hw, e):

@@ -6,13 +6,9 @@ returned concat of a conv and a maxpool (the user's buffer:
 copied)."""
 import random
 
-from qconv_ir import q, weights
+from qconv_ir import q, t, weights
 
 rng = random.Random(17)
-
-
-def t(c, hw, e):
-    return "tensor<1x%dx%dx%dx%s>" % (c, hw, hw, e)
 
 
 X, S, T, U = q(0.02, 128), q(0.03, 5), q(0.05, 3), q(0.07, 0)

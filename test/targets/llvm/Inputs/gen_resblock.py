@@ -11,13 +11,9 @@ into the latter): haloed, the 1x1 conv reads the interior in place."""
 import random
 import sys
 
-from qconv_ir import q, weights
+from qconv_ir import q, t, weights
 
 rng = random.Random(23)
-
-
-def t(c, hw, e):
-    return "tensor<1x%dx%dx%dx%s>" % (c, hw, hw, e)
 
 
 X, A, B, S = q(0.02, 128), q(0.03, 0), q(0.05, 131), q(0.04, 0)
