@@ -20,8 +20,9 @@
  * the first channels of a wider concat), no padding needed, channels not
  * rounded), or when memplan.c stored x inside a
  * buffer whose halo holds the zero point (its producer writes the
- * interior, a fill stage the border), the kernel reads x in place and no
- * stage is emitted. The copy loop runs with channels innermost, which is
+ * interior, a fill stage the border: a padded conv reads the whole buffer,
+ * an unpadded one the interior, its rows the buffer's width apart), the
+ * kernel reads x in place and no stage is emitted. The copy loop runs with channels innermost, which is
  * contiguous for NHWC inputs (the common case inside a network).
  */
 #include <string.h>
