@@ -156,9 +156,16 @@ static void pixel_offsets(cg *c, const dot_kstate *s, LLVMValueRef p,
  * scheduler hoists broadcasts and spills accumulators). The avx2 kinds
  * on 16 ymm registers take 1: unrolled, LLVM hoisted the next steps'
  * broadcasts and weights and spilled accumulators on every step
- * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 33.7 -> 30.4 ms). */
+ * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 33.7 -> 30.4 ms). So do
+ * AVX-512 VNNI tiles of more than 8 pixels (1-3 channel vectors: 12-27
+ * accumulators): unrolled, LLVM hoisted the next steps' broadcasts and
+ * spilled them, a store and a reload each (GoogLeNet's 3x3 convs of 16
+ * and 32 input channels ran at 42% of the vpdpbusd peak, 75% with one
+ * step a trip). */
 static unsigned dot_unroll(const dot_plan *p) {
   if (p->nreg == 16 && (p->kind == DOT_UBSW || p->kind == DOT_WD))
+    return 1;
+  if (p->kind == DOT_VNNI && p->nreg == 32 && p->PIX > 8)
     return 1;
   for (unsigned u = 4; u > 1; u--)
     if (p->C4 % u == 0)
