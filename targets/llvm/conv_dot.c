@@ -157,7 +157,7 @@ static void pixel_offsets(cg *c, const dot_kstate *s, LLVMValueRef p,
  * on 16 ymm registers take 1: unrolled, LLVM hoisted the next steps'
  * broadcasts and weights and spilled accumulators on every step
  * (ResNet-18 avx2, --mcpu haswell: 1-thread CPU 33.7 -> 30.4 ms). So do
- * AVX-512 VNNI tiles of more than 8 pixels (1-3 channel vectors: 12-27
+ * AVX-512 VNNI tiles of more than 8 pixels (1-3 channel vectors: 9-27
  * accumulators): unrolled, LLVM hoisted the next steps' broadcasts and
  * spilled them, a store and a reload each (GoogLeNet's 3x3 convs of 16
  * and 32 input channels ran at 42% of the vpdpbusd peak, 75% with one
