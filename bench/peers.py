@@ -9,7 +9,7 @@ the same float ONNX models and calibration samples, in one run.
                         [--threads 1,2] [--rounds N] [--round-ms MS]
                         [--stat median|least]
                         [--isa amx,avx512-vnni] [--work DIR] [--md FILE]
-                        [--zoo] [--quick] [--no-amx | --avx2]
+                        [--zoo] [--quick] [--no-amx | --avx-vnni | --avx2]
 
 Every row the benchmark page needs, in one run (ResNet-18, MobileNetV2
 and the model zoo's CNNs; 1 and 2 threads; Quill's amx and avx512-vnni
@@ -47,6 +47,15 @@ limited (it takes the best kernels the CPU has: AVX-512 VNNI here), so
 its int8 column is the one peer the ratio leaves out; the table says so:
 
   "$PPY" bench/peers.py --avx2 --work /tmp/peers --md docs/benchmarks.md
+
+--avx-vnni: a CPU with AVX-VNNI and no AVX-512 (Intel client cores
+since Alder Lake, Sierra Forest's E-cores): ONEDNN_MAX_CPU_ISA=AVX2_VNNI,
+AMX refused, Quill's avx-vnni path ({vex} vpdpbusd on ymm) compiled for
+--mcpu alderlake (16 ymm registers, no AVX-512 instruction). onnxruntime's
+MLAS again cannot be limited and stays out of the ratio; Quill's share is
+of the AVX-VNNI peak (vpdpbusd ymm), read in the same run:
+
+  "$PPY" bench/peers.py --avx-vnni --work /tmp/peers --md docs/benchmarks.md
 
 Models. A torchvision name (resnet18, mobilenet_v2, ...) is exported by
 bench/export_torchvision.py with Debian's python3 (PyTorch 1.13): random
@@ -130,8 +139,15 @@ BEGIN_NOAMX = "<!-- bench/peers.py --no-amx results: begin -->"
 END_NOAMX = "<!-- bench/peers.py --no-amx results: end -->"
 BEGIN_AVX2 = "<!-- bench/peers.py --avx2 results: begin -->"
 END_AVX2 = "<!-- bench/peers.py --avx2 results: end -->"
+BEGIN_AVXVNNI = "<!-- bench/peers.py --avx-vnni results: begin -->"
+END_AVXVNNI = "<!-- bench/peers.py --avx-vnni results: end -->"
 # the oneDNN ISA limit of each CPU-limiting mode (QUILL_PEERS_LIMIT)
-LIMITS = {"no-amx": "AVX512_CORE_VNNI", "avx2": "AVX2"}
+LIMITS = {"no-amx": "AVX512_CORE_VNNI", "avx2": "AVX2",
+          "avx-vnni": "AVX2_VNNI"}
+# the CPU Quill's code is compiled for, per path: what a CPU with that
+# path and nothing newer runs (for the host's CPU LLVM would use AVX-512's
+# 32 registers, and on the avx2 path AVX-VNNI's vpdpwssd)
+PATH_MCPU = {"avx2": "haswell", "avx-vnni": "alderlake"}
 PRETTY = {"resnet18": "ResNet-18", "mobilenet_v2": "MobileNetV2",
           "tiny": "tiny CNN"}
 # --zoo: the CNNs of the model zoo (docs/model-zoo.md), exported here as
@@ -300,10 +316,8 @@ class Quill:
         obj = os.path.join(d, "m.o")
         if self.stale(obj):
             os.makedirs(d, exist_ok=True)
-            # the avx2 path as an AVX2-only CPU runs it: for the host's
-            # CPU LLVM would use AVX-512's 32 registers and AVX-VNNI's
-            # vpdpwssd in it
-            mcpu = ["--mcpu", "haswell"] if self.isa == "avx2" else []
+            mcpu = (["--mcpu", PATH_MCPU[self.isa]]
+                    if self.isa in PATH_MCPU else [])
             sh([os.path.join(self.build, "quill"), "compile", qir, "-o", obj,
                 "--name", "m", "--isa", self.isa, "--threads", str(threads)]
                + mcpu)
@@ -519,13 +533,15 @@ def sqnr_db(ref, out):
 
 
 def peak_gmacs(build):
-    """(vpdpbusd zmm, AMX tdpbusd, AVX2 vpmaddubsw + vpmaddwd + vpaddd)
-    peaks of one core, GMAC/s (0 where the CPU lacks it)."""
+    """(vpdpbusd zmm, AMX tdpbusd, AVX2 vpmaddubsw + vpmaddwd + vpaddd,
+    AVX-VNNI vpdpbusd ymm) peaks of one core, GMAC/s (0 where the CPU
+    lacks it)."""
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
-    v = re.search(r"VNNI peak.*?([\d.]+) GMAC/s", out)
+    v = re.search(r"^VNNI peak.*?([\d.]+) GMAC/s", out, re.M)
     x = re.search(r"AMX peak.*?([\d.]+) GMAC/s", out)
     u = re.search(r"AVX2 peak[^:]*: ([\d.]+) GMAC/s", out)
-    return tuple(float(m.group(1)) if m else 0.0 for m in (v, x, u))
+    w = re.search(r"AVX-VNNI peak[^:]*: ([\d.]+) GMAC/s", out)
+    return tuple(float(m.group(1)) if m else 0.0 for m in (v, x, u, w))
 
 
 # ---- main -------------------------------------------------------------------
@@ -535,7 +551,8 @@ def limited(build, limit):
     (built as libbench-noamx.so) preloaded, so the process's request for
     the tile state fails and onnxruntime's MLAS and oneDNN pick their
     AVX-512 VNNI kernels, as on an AMD Zen 4; oneDNN's ONEDNN_MAX_CPU_ISA
-    says the same (or AVX2, for --avx2) to OpenVINO and PyTorch. The
+    says the same (or AVX2 / AVX2_VNNI, for --avx2 / --avx-vnni) to
+    OpenVINO and PyTorch. The
     helper processes inherit both."""
     lib = os.path.join(build, "libbench-noamx.so")
     if not os.path.exists(lib):
@@ -569,6 +586,10 @@ def main():
     lim.add_argument("--no-amx", dest="limit", action="store_const",
                      const="no-amx", help="every engine as on a CPU without "
                      "AMX (bench/noamx.c); its own section of --md")
+    lim.add_argument("--avx-vnni", dest="limit", action="store_const",
+                     const="avx-vnni", help="every engine that can be "
+                     "limited as on a CPU with AVX-VNNI and no AVX-512; its "
+                     "own section of --md")
     lim.add_argument("--avx2", dest="limit", action="store_const",
                      const="avx2", help="every engine that can be limited as "
                      "on a CPU with AVX2 only; its own section of --md")
@@ -586,7 +607,8 @@ def main():
     if a.limit and os.environ.get("QUILL_PEERS_LIMIT") != a.limit:
         limited(a.build, a.limit)  # runs this script again, never returns
     if not a.isa:
-        a.isa = {"no-amx": "avx512-vnni", "avx2": "avx2,avx2:x86-avx2"}.get(
+        a.isa = {"no-amx": "avx512-vnni", "avx2": "avx2,avx2:x86-avx2",
+                 "avx-vnni": "avx-vnni"}.get(
             a.limit, "amx,avx512-vnni")
     t_start = time.time()
     a.load0 = "%.1f" % os.getloadavg()[0]
@@ -688,7 +710,8 @@ def main():
         len(models), len(engines), a.threads, a.minutes), file=sys.stderr)
     if a.md:
         begin, end = {"no-amx": (BEGIN_NOAMX, END_NOAMX),
-                      "avx2": (BEGIN_AVX2, END_AVX2)}.get(a.limit,
+                      "avx2": (BEGIN_AVX2, END_AVX2),
+                      "avx-vnni": (BEGIN_AVXVNNI, END_AVXVNNI)}.get(a.limit,
                                                          (BEGIN, END))
         md_section.write_between(a.md, text, begin, end)
     quill_missing = [m.name for m in models for t in threads

@@ -25,8 +25,11 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
         load = "?"
     quills = [e.name for e in engines if e.name.startswith("quill-")]
     peers = [e.name for e in engines if not e.name.startswith("quill-")]
+    # onnxruntime's MLAS takes the best kernels the CPU has: with a limit
+    # below AVX-512 VNNI it is shown but out of the ratio
+    ymm = a.limit in ("avx2", "avx-vnni")
     int8_peers = [n for n in peers if n.endswith("-int8")
-                  and not (a.limit == "avx2" and n == "ort-int8")]
+                  and not (ymm and n == "ort-int8")]
     o = []
     o.append("Machine: %s, %d cores, load average %s when the run started; "
              "onnxruntime %s, OpenVINO %s + NNCF %s; %s. %s of %d "
@@ -38,14 +41,18 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
                  "Median" if a.stat == "median" else "Least", a.rounds,
                  a.round_ms, a.minutes))
     o.append("")
+    ymm_peak = ""  # the limited path's own peak
+    if a.limit == "avx2" and peaks[0][2]:
+        ymm_peak = ("; AVX2 vpmaddubsw + vpmaddwd + vpaddd ymm %.0f / %.0f "
+                    "GMAC/s (CPU time)" % (peaks[0][2], peaks[1][2]))
+    elif a.limit == "avx-vnni" and peaks[0][3]:
+        ymm_peak = ("; AVX-VNNI vpdpbusd ymm %.0f / %.0f GMAC/s (CPU time)"
+                    % (peaks[0][3], peaks[1][3]))
     o.append("vpdpbusd peak of one core (before / after): %.0f / %.0f "
              "GMAC/s%s%s; load average at the end %s." % (
                  peaks[0][0], peaks[1][0],
                  "; AMX tdpbusd %.0f GMAC/s" % max(peaks[0][1], peaks[1][1])
-                 if peaks[0][1] else "",
-                 "; AVX2 vpmaddubsw + vpmaddwd + vpaddd ymm %.0f / %.0f "
-                 "GMAC/s (CPU time)" % (peaks[0][2], peaks[1][2])
-                 if a.limit == "avx2" and peaks[0][2] else "", load))
+                 if peaks[0][1] else "", ymm_peak, load))
     if a.limit == "no-amx":
         o.append("")
         o.append("Every engine ran as on a CPU without AMX (`--no-amx`): "
@@ -63,18 +70,28 @@ def report(models, engines, threads, times, sqnr, peaks, notes, a):
                  "config's model, weights in [-64, 64]). onnxruntime's MLAS "
                  "cannot be limited and used its AVX-512 VNNI kernels: "
                  "ort-int8 is shown but not in the best-peer ratio.")
+    elif a.limit == "avx-vnni":
+        o.append("")
+        o.append("The engines ran as on a CPU with AVX-VNNI and no AVX-512 "
+                 "(`--avx-vnni`) as far as each can be told: oneDNN "
+                 "limited to AVX2_VNNI (OpenVINO, PyTorch), AMX refused "
+                 "(bench/noamx.c), Quill its avx-vnni path ({vex} vpdpbusd "
+                 "ymm, compiled for --mcpu alderlake). onnxruntime's MLAS "
+                 "cannot be limited and used its AVX-512 VNNI kernels: "
+                 "ort-int8 is shown but not in the best-peer ratio.")
     for n in notes:
         o.append("")
         o.append("Note: " + n)
-    avx2 = a.limit == "avx2"
-    peak = max(peaks[0][2 if avx2 else 0], peaks[1][2 if avx2 else 0]) * 1e9
+    pk = {"avx2": 2, "avx-vnni": 3}.get(a.limit, 0)
+    peak = max(peaks[0][pk], peaks[1][pk]) * 1e9
     for t in threads:
         o.append("")
         o.append("### %d thread%s (%s ms; quill: %% of the %s peak "
                  "of %d core%s)" % (t, "s" if t > 1 else "",
                                     "median" if a.stat == "median"
                                     else "least round's",
-                                    "AVX2" if avx2 else "vpdpbusd",
+                                    {2: "AVX2", 3: "AVX-VNNI"}.get(
+                                        pk, "vpdpbusd"),
                                     t, "s" if t > 1 else ""))
         o.append("")
         cols = quills + peers + ["best int8 peer / " + q for q in quills]
