@@ -42,9 +42,10 @@ each thread keeps its core (a quiet machine, chrt -f 50).
 thread): per stage its MACs (qconv2d / qmatmul, read from m.qir; depthwise
 included), its least CPU time, the share of the vpdpbusd peak of one
 core that those MACs at that time are (with --isa avx2: of the AVX2
-peak, vpmaddubsw + vpmaddwd + vpaddd ymm; with --isa amx: of the tdpbusd
-peak), the activation bytes the op reads and writes per second (GB/s: for
-memory-bound stages, depthwise convs, adds, pools; weights not counted)
+peak, vpmaddubsw + vpmaddwd + vpaddd ymm; with --isa avx-vnni: of
+vpdpbusd ymm's; with --isa amx: of the tdpbusd peak), the activation
+bytes the op reads and writes per second (GB/s: for memory-bound
+stages, depthwise convs, adds, pools; weights not counted)
 (bench-llvm-kernels --peak, measured in the same run, before and after,
 the higher kept) and the op's weight bytes (w KB: what a conv streams in
 from L2 or beyond once per run at least), summed per kind of stage (dot,
@@ -54,7 +55,8 @@ panel, qadd, ...) at the end:
 
 --isa avx2 compiles for --mcpu haswell unless --mcpu says otherwise: for
 the host's CPU LLVM would give the avx2 path's code AVX-512's 32
-registers and fuse vpmaddwd + vpaddd into AVX-VNNI's vpdpwssd.
+registers and fuse vpmaddwd + vpaddd into AVX-VNNI's vpdpwssd. --isa
+avx-vnni compiles for --mcpu alderlake (AVX-VNNI, no AVX-512) likewise.
 """
 import argparse
 import os
@@ -137,18 +139,20 @@ def op_macs(qir):
 
 def peak_gmacs(build, isa=""):
     """The peak of the path's dot step: vpdpbusd zmm, with --isa avx2
-    vpmaddubsw + vpmaddwd + vpaddd ymm, with --isa amx tdpbusd
-    (bench-llvm-kernels --peak)."""
+    vpmaddubsw + vpmaddwd + vpaddd ymm, with --isa avx-vnni vpdpbusd ymm,
+    with --isa amx tdpbusd (bench-llvm-kernels --peak)."""
     out = sh([os.path.join(build, "bench-llvm-kernels"), "--peak"])
-    rx = (r"AVX2 peak [^:]*: ([0-9.]+) GMAC/s" if isa == "avx2"
-          else r"AMX peak [^:]*: ([0-9.]+) GMAC/s" if isa == "amx"
-          else r"VNNI peak [^:]*: ([0-9.]+) GMAC/s")
-    m = re.search(rx, out)
+    rx = {"avx2": r"^AVX2 peak [^:]*: ([0-9.]+) GMAC/s",
+          "avx-vnni": r"^AVX-VNNI peak [^:]*: ([0-9.]+) GMAC/s",
+          "amx": r"^AMX peak [^:]*: ([0-9.]+) GMAC/s"}.get(
+              isa, r"^VNNI peak [^:]*: ([0-9.]+) GMAC/s")
+    m = re.search(rx, out, re.M)
     return float(m.group(1)) if m else 0.0
 
 
 def peak_name(isa):
-    return {"avx2": "vpmaddubsw", "amx": "tdpbusd"}.get(isa, "vpdpbusd")
+    return {"avx2": "vpmaddubsw", "amx": "tdpbusd",
+            "avx-vnni": "vpdpbusd ymm"}.get(isa, "vpdpbusd")
 
 
 def print_peak(a, stages, total, names, peak):
@@ -248,7 +252,8 @@ def main():
            "--name", "m", "--threads", str(a.threads)]
     if a.isa:
         cmd += ["--isa", a.isa]
-    mcpu = a.mcpu or ("haswell" if a.isa == "avx2" else "")
+    mcpu = a.mcpu or {"avx2": "haswell", "avx-vnni": "alderlake"}.get(a.isa,
+                                                                      "")
     if mcpu:
         cmd += ["--mcpu", mcpu]
     if a.parallel_all:
