@@ -45,8 +45,10 @@
  * twice and stores it once.
  *
  * K blocking, for convs whose channel tile has many weights (at least
- * KBLOCK_MIN_TILE bytes: the 256- and 512-channel 3x3 convs of ResNet-18)
- * and few pixels: a task is one channel tile and all the pixels, and the
+ * KBLOCK_MIN_TILE bytes: the 256- and 512-channel 3x3 convs of ResNet-18
+ * on zmm tiles of 64 channels; or KBLOCK_L1_TILE, more than L1 holds, in
+ * a conv of KBLOCK_BIG_CONV bytes or more: the 512-channel ones on ymm
+ * tiles of 16) and few pixels: a task is one channel tile and all the pixels, and the
  * taps go outermost. Each pixel tile runs one tap at a time, its partial
  * sums waiting in a stack buffer between taps (bias at the first tap, the
  * epilogue after the last); a tap's weights (Cg x TW bytes, 32 KB for 512
@@ -77,6 +79,9 @@
 
 #define KBLOCK_MIN_TILE (128 * 1024) /* weight bytes of a channel tile */
 #define KBLOCK_MAX_ACC (64 * 1024)   /* the partial sums' stack buffer */
+/* or a tile past L1 (32-48 KB) in a conv whose weights leave L2 */
+#define KBLOCK_L1_TILE (64 * 1024)
+#define KBLOCK_BIG_CONV (1024 * 1024)
 
 /* ---- the micro-kernel ------------------------------------------------------------ */
 
@@ -559,11 +564,19 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
   /* K blocking (x86): a channel tile's weights too many to stay near the
    * core between runs (ResNet-18's 256- and 512-channel 3x3 convs: 147-295
    * KB a tile, 11.7 MB for the model) for few pixels (196, 49): one task
-   * takes all the pixels and the taps go outermost (see the header). */
+   * takes all the pixels and the taps go outermost (see the header). A
+   * tile of 64-128 KB only when the conv's weights do not stay in L2
+   * either: on 16-channel ymm tiles (avx-vnni) ResNet-18's 512-channel
+   * 3x3 convs (74 KB a tile, 2.4 MB) went from 69% to 80-82% of the
+   * vpdpbusd ymm peak; its 128 -> 256 conv on zmm tiles (74 KB, 295 KB in
+   * all) lost 6 points. */
   int64_t wtile = g->KH * p.KWk * p.C4 * (int64_t)p.OCB * cg_dot_wvec_bytes(&p);
+  int64_t wconv = g->G * p.ntiles * wtile;
   int64_t accb = tiles * p.PIX * p.OCB * p.VL * 4;
   if (c->tgt->x86 && p.kind != DOT_SMMLA && g->KH * p.KWk > 1 &&
-      wtile >= KBLOCK_MIN_TILE && accb <= KBLOCK_MAX_ACC) {
+      (wtile >= KBLOCK_MIN_TILE ||
+       (wtile >= KBLOCK_L1_TILE && wconv >= KBLOCK_BIG_CONV)) &&
+      accb <= KBLOCK_MAX_ACC) {
     p.kblock = true;
     p.chunk = p.npix;
     p.nchunks = 1;
