@@ -112,156 +112,147 @@ static double amx_peak(void) {
 static double amx_peak(void) { return 0; }
 #endif
 
-/* Peak u8*s8 MACs per second of one core, from vpdpbusd zmm; 0 on a CPU
- * without AVX-512 VNNI (the loop would stop with SIGILL there). */
+#if defined(__x86_64__)
+/* The best rate over `runs` runs of loop(iters), each iteration
+ * `macs` multiply-accumulates, on `clock` (wall or this thread's CPU). */
+static double best_rate(void (*loop)(long), long iters, int runs,
+                        double macs, double (*clock)(void)) {
+  double best = 0;
+  for (int r = 0; r < runs; r++) {
+    double t0 = clock();
+    loop(iters);
+    double rate = (double)iters * macs / (clock() - t0);
+    if (rate > best)
+      best = rate;
+  }
+  return best;
+}
+
+/* 14 independent vpdpbusd zmm chains (64 MACs each) an iteration. */
+static void vnni_loop(long n) {
+  __asm__ volatile(
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+      "vpternlogd $0xff, %%zmm14, %%zmm14, %%zmm14\n\t"
+      "vpternlogd $0xff, %%zmm15, %%zmm15, %%zmm15\n\t"
+      "1:\n\t"
+#define VZ(k) "vpdpbusd %%zmm14, %%zmm15, %%zmm" #k "\n\t"
+      VZ(0) VZ(1) VZ(2) VZ(3) VZ(4) VZ(5) VZ(6) VZ(7) VZ(8) VZ(9) VZ(10)
+          VZ(11) VZ(12) VZ(13)
+#undef VZ
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper\n\t"
+      : "+r"(n)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+        "cc");
+}
+
+/* 12 chains of vpmaddubsw ymm (u8 x s8 pairs to i16), vpmaddwd ymm with
+ * ones (i16 pairs to i32), vpaddd ymm: 32 MACs each. */
+static void ubsw_loop(long n) {
+  __asm__ volatile(
+#define UB(k) "vpmaddubsw %%ymm14, %%ymm15, %%ymm12\n\t" \
+              "vpmaddwd %%ymm13, %%ymm12, %%ymm12\n\t"    \
+              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
+      "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
+      "vpcmpeqd %%ymm13, %%ymm13, %%ymm13\n\t"
+      "vpsrlw $15, %%ymm13, %%ymm13\n\t"
+      "1:\n\t" UB(0) UB(1) UB(2) UB(3) UB(4) UB(5) UB(6) UB(7) UB(8) UB(9)
+          UB(10) UB(11)
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper\n\t"
+#undef UB
+      : "+r"(n)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+        "cc");
+}
+
+/* 12 chains of the i16 step, vpmaddwd + vpaddd ymm: 16 MACs each. */
+static void wd_loop(long n) {
+  __asm__ volatile(
+#define WD(k) "vpmaddwd %%ymm14, %%ymm15, %%ymm12\n\t" \
+              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
+      "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
+      "1:\n\t" WD(0) WD(1) WD(2) WD(3) WD(4) WD(5) WD(6) WD(7) WD(8) WD(9)
+          WD(10) WD(11)
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper\n\t"
+#undef WD
+      : "+r"(n)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm14", "xmm15", "cc");
+}
+
+/* 12 chains of {vex} vpdpbusd ymm (AVX-VNNI): 32 MACs each. */
+static void avxvnni_loop(long n) {
+  __asm__ volatile(
+#define VD(k) "%{vex%} vpdpbusd %%ymm14, %%ymm15, %%ymm" #k "\n\t"
+      "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
+      "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
+      "1:\n\t" VD(0) VD(1) VD(2) VD(3) VD(4) VD(5) VD(6) VD(7) VD(8) VD(9)
+          VD(10) VD(11)
+      "dec %0\n\t"
+      "jnz 1b\n\t"
+      "vzeroupper\n\t"
+#undef VD
+      : "+r"(n)
+      :
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15", "cc");
+}
+#endif
+
+/* Peak u8*s8 MACs per second of one core, from vpdpbusd zmm, best of 60
+ * short wall-clock runs (robust to sharing); 0 on a CPU without AVX-512
+ * VNNI (the loop would stop with SIGILL there). */
 static double vnni_peak(void) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512vnni"))
     return 0;
-  long iters = 1000000; /* short runs, best of many: robust to sharing */
-  double best = 0;
-  for (int r = 0; r < 60; r++) {
-    long n = iters;
-    double t0 = now_s();
-    __asm__ volatile(
-        "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
-        "vpternlogd $0xff, %%zmm14, %%zmm14, %%zmm14\n\t"
-        "vpternlogd $0xff, %%zmm15, %%zmm15, %%zmm15\n\t"
-        "1:\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm0\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm1\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm2\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm3\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm4\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm5\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm6\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm7\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm8\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm9\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm10\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm11\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm12\n\t"
-        "vpdpbusd %%zmm14, %%zmm15, %%zmm13\n\t"
-        "dec %0\n\t"
-        "jnz 1b\n\t"
-        "vzeroupper\n\t"
-        : "+r"(n)
-        :
-        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
-          "cc");
-    double t = now_s() - t0;
-    double macs = (double)iters * 14 * 64 / t;
-    if (macs > best)
-      best = macs;
-  }
-  return best;
+  return best_rate(vnni_loop, 1000000, 60, 14 * 64, now_s);
 #else
   return 0;
 #endif
 }
 
 /* Peak u8*s8 MACs per second of one core from AVX2 alone, the sequence
- * Quill's avx2 path (and oneDNN's AVX2 int8 kernels) run per 32 MACs:
- * vpmaddubsw ymm (u8 x s8 pairs to i16), vpmaddwd ymm with ones (i16
- * pairs to i32), vpaddd ymm; 12 independent accumulators. With `i16`,
- * the i16 x i16 step instead (vpmaddwd + vpaddd, 16 MACs: the avx2
- * path's kind for weights whose u8 x s8 pairs could saturate i16).
- * Timed in CPU time, best of 200 short runs. 0 on a CPU without AVX2. */
+ * Quill's avx2 path (and oneDNN's AVX2 int8 kernels) run per 32 MACs
+ * (ubsw_loop); with `i16`, the i16 x i16 step instead (wd_loop: the avx2
+ * path's kind for weights whose u8 x s8 pairs could saturate i16). CPU
+ * time, best of 200 runs of about 1 ms (some catch an idle sibling). 0
+ * on a CPU without AVX2. */
 static double avx2_peak(bool i16) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx2"))
     return 0;
-  long iters = 250000; /* ~1 ms runs: some catch an idle sibling */
-  double best = 0;
-  for (int r = 0; r < 200; r++) {
-    long n = iters;
-    double t0 = cpu_s();
-    if (i16)
-      __asm__ volatile(
-#define WD(k) "vpmaddwd %%ymm14, %%ymm15, %%ymm12\n\t" \
-              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
-          "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
-          "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
-          "1:\n\t" WD(0) WD(1) WD(2) WD(3) WD(4) WD(5) WD(6) WD(7) WD(8)
-              WD(9) WD(10) WD(11)
-          "dec %0\n\t"
-          "jnz 1b\n\t"
-          "vzeroupper\n\t"
-#undef WD
-          : "+r"(n)
-          :
-          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
-            "xmm15", "cc");
-    else
-      __asm__ volatile(
-#define UB(k) "vpmaddubsw %%ymm14, %%ymm15, %%ymm12\n\t" \
-              "vpmaddwd %%ymm13, %%ymm12, %%ymm12\n\t"    \
-              "vpaddd %%ymm12, %%ymm" #k ", %%ymm" #k "\n\t"
-          "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
-          "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
-          "vpcmpeqd %%ymm13, %%ymm13, %%ymm13\n\t"
-          "vpsrlw $15, %%ymm13, %%ymm13\n\t"
-          "1:\n\t" UB(0) UB(1) UB(2) UB(3) UB(4) UB(5) UB(6) UB(7) UB(8)
-              UB(9) UB(10) UB(11)
-          "dec %0\n\t"
-          "jnz 1b\n\t"
-          "vzeroupper\n\t"
-#undef UB
-          : "+r"(n)
-          :
-          : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-            "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
-            "xmm15", "cc");
-    double t = cpu_s() - t0;
-    double macs = (double)iters * 12 * (i16 ? 16 : 32) / t;
-    if (macs > best)
-      best = macs;
-  }
-  return best;
+  return i16 ? best_rate(wd_loop, 250000, 200, 12 * 16, cpu_s)
+             : best_rate(ubsw_loop, 250000, 200, 12 * 32, cpu_s);
 #else
   (void)i16;
   return 0;
 #endif
 }
 
-/* Peak u8*s8 MACs per second of one core from AVX-VNNI: {vex} vpdpbusd
- * ymm (32 MACs), 12 independent chains, what the avx-vnni path runs on a
- * CPU without AVX-512 (Intel client cores). CPU time, best of 200 short
- * runs. 0 on a CPU without AVX-VNNI. */
+/* Peak u8*s8 MACs per second of one core from AVX-VNNI (avxvnni_loop),
+ * what the avx-vnni path runs on a CPU without AVX-512 (Intel client
+ * cores). CPU time, best of 200 short runs; 0 on a CPU without AVX-VNNI. */
 static double avxvnni_peak(void) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avxvnni"))
     return 0;
-  long iters = 250000;
-  double best = 0;
-  for (int r = 0; r < 200; r++) {
-    long n = iters;
-    double t0 = cpu_s();
-    __asm__ volatile(
-#define VD(k) "%{vex%} vpdpbusd %%ymm14, %%ymm15, %%ymm" #k "\n\t"
-        "vpcmpeqd %%ymm14, %%ymm14, %%ymm14\n\t"
-        "vpcmpeqd %%ymm15, %%ymm15, %%ymm15\n\t"
-        "1:\n\t" VD(0) VD(1) VD(2) VD(3) VD(4) VD(5) VD(6) VD(7) VD(8) VD(9)
-            VD(10) VD(11)
-        "dec %0\n\t"
-        "jnz 1b\n\t"
-        "vzeroupper\n\t"
-#undef VD
-        : "+r"(n)
-        :
-        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-          "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15", "cc");
-    double t = cpu_s() - t0;
-    double macs = (double)iters * 12 * 32 / t;
-    if (macs > best)
-      best = macs;
-  }
-  return best;
+  return best_rate(avxvnni_loop, 250000, 200, 12 * 32, cpu_s);
 #else
   return 0;
 #endif
