@@ -552,8 +552,7 @@ def limited(build, limit):
     the tile state fails and onnxruntime's MLAS and oneDNN pick their
     AVX-512 VNNI kernels, as on an AMD Zen 4; oneDNN's ONEDNN_MAX_CPU_ISA
     says the same (or AVX2 / AVX2_VNNI, for --avx2 / --avx-vnni) to
-    OpenVINO and PyTorch. The
-    helper processes inherit both."""
+    OpenVINO and PyTorch. The helper processes inherit both."""
     lib = os.path.join(build, "libbench-noamx.so")
     if not os.path.exists(lib):
         sys.exit("peers.py: %s is missing (cmake --build %s --target "
@@ -580,8 +579,8 @@ def main():
                     help="Quill instruction paths to time, each ISA or "
                     "ISA:BACKEND (a backend config other than x86-vnni; "
                     "paths the host lacks are left out; default "
-                    "amx,avx512-vnni, with --no-amx avx512-vnni, with --avx2 "
-                    "avx2,avx2:x86-avx2)")
+                    "amx,avx512-vnni, with --no-amx avx512-vnni, with "
+                    "--avx-vnni avx-vnni, with --avx2 avx2,avx2:x86-avx2)")
     lim = ap.add_mutually_exclusive_group()
     lim.add_argument("--no-amx", dest="limit", action="store_const",
                      const="no-amx", help="every engine as on a CPU without "
@@ -711,8 +710,8 @@ def main():
     if a.md:
         begin, end = {"no-amx": (BEGIN_NOAMX, END_NOAMX),
                       "avx2": (BEGIN_AVX2, END_AVX2),
-                      "avx-vnni": (BEGIN_AVXVNNI, END_AVXVNNI)}.get(a.limit,
-                                                         (BEGIN, END))
+                      "avx-vnni": (BEGIN_AVXVNNI, END_AVXVNNI)}.get(
+                          a.limit, (BEGIN, END))
         md_section.write_between(a.md, text, begin, end)
     quill_missing = [m.name for m in models for t in threads
                      if not any((m.name, t, e.name) in times

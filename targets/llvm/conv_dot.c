@@ -45,21 +45,21 @@
  * twice and stores it once.
  *
  * K blocking, for convs whose channel tile has many weights (at least
- * KBLOCK_MIN_TILE bytes: the 256- and 512-channel 3x3 convs of ResNet-18
- * on zmm tiles of 64 channels; or KBLOCK_L1_TILE, more than L1 holds, in
- * a conv of KBLOCK_BIG_CONV bytes or more: the 512-channel ones on ymm
- * tiles of 16) and few pixels: a task is one channel tile and all the pixels, and the
+ * KBLOCK_MIN_TILE bytes: the 256- and 512-channel 3x3 convs of ResNet-18 on
+ * zmm tiles of 64 channels; or KBLOCK_L1_TILE, more than L1 holds, in a conv
+ * of KBLOCK_BIG_CONV bytes or more: the 512-channel ones on ymm tiles of 16)
+ * and few pixels: a task is one channel tile and all the pixels, and the
  * taps go outermost. Each pixel tile runs one tap at a time, its partial
  * sums waiting in a stack buffer between taps (bias at the first tap, the
  * epilogue after the last); a tap's weights (Cg x TW bytes, 32 KB for 512
  * channels) come from memory once and from the cache for the other pixel
  * tiles, and each pixel tile prefetches its share of the next tap's lines
- * into L2, one line per channel step (the next tile's after the last
- * tap). Run pixel chunk by pixel chunk instead, every chunk streamed the
- * whole tile again and the first waited on memory: ResNet-18's 512-channel
- * convs ran at 64-66% of the vpdpbusd peak in the model against 85% alone,
- * 82-87% with this (CPU time, loaded machine). Sums mod 2^32 do not depend
- * on the order: the bits are the same.
+ * into L2, one line per channel step (the next tile's after the last tap).
+ * Run pixel chunk by pixel chunk instead, every chunk streamed the whole
+ * tile again and the first waited on memory: ResNet-18's 512-channel convs
+ * ran at 64-66% of the vpdpbusd peak in the model against 85% alone, 82-87%
+ * with this (CPU time, loaded machine). Sums mod 2^32 do not depend on the
+ * order: the bits are the same.
  *
  * The kind and tile shape are chosen, and the weights packed, by
  * conv_dot_plan.c; the epilogue (requantization, the fused qadd, the
