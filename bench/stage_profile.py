@@ -223,8 +223,9 @@ def main():
     ap.add_argument("--isa", default="")
     ap.add_argument("--mcpu", default="",
                     help="quill compile --mcpu (default: the host's; for "
-                    "--isa avx2 haswell, so that the code is what an "
-                    "AVX2-only CPU runs: 16 ymm registers, no vpdpwssd)")
+                    "--isa avx2 haswell, for --isa avx-vnni alderlake, so "
+                    "that the code is what a CPU with that path and "
+                    "nothing newer runs: 16 ymm registers, no AVX-512)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--work", default="")
