@@ -23,7 +23,9 @@
  * Pixels are numbered across rows (p = oh * OW + ow) so tiles stay full
  * whatever the row width; a tile whose pixels may straddle rows computes
  * each pixel's panel address on entry. The last R = (OH*OW) % PIX pixels
- * get an R-pixel tile.
+ * get an R-pixel tile; with K blocking, when an R-pixel tile would wait on
+ * vpdpbusd's latency, the last PIX - R tiles take PIX - 1 pixels instead
+ * (mixed tiles, conv_dot_plan.c).
  *
  * Input panel (panel.c): [N][Hp][Wp][G][Cgp], the input in NHWC with the
  * padding materialized and each group's channels rounded up to kg. For the
@@ -79,8 +81,8 @@
 
 #define KBLOCK_MIN_TILE (128 * 1024) /* weight bytes of a channel tile */
 #define KBLOCK_MAX_ACC (64 * 1024)   /* the partial sums' stack buffer */
-/* or a tile past L1 (32-48 KB) in a conv whose weights leave L2 */
-#define KBLOCK_L1_TILE (64 * 1024)
+/* or a tile that fills L1 (32-48 KB) in a conv whose weights leave L2 */
+#define KBLOCK_L1_TILE (32 * 1024)
 #define KBLOCK_BIG_CONV (1024 * 1024)
 
 /* ---- the micro-kernel ------------------------------------------------------------ */
@@ -436,6 +438,23 @@ static void micro_kernel(cg *c, dot_kstate *s, unsigned P, LLVMValueRef p0,
     cg_if_end(c, &fl);
 }
 
+/* Tiles of P pixels from pixel `from` while they start before `to`; with
+ * K blocking (tap), each tile's partial sums at its first pixel's place
+ * in accbuf. */
+static void tile_loop(cg *c, dot_kstate *s, unsigned P, LLVMValueRef from,
+                      LLVMValueRef to, LLVMValueRef tap) {
+  const dot_plan *p = s->p;
+  cg_loop lp;
+  cg_loop_begin(c, &lp, from, to, P);
+  LLVMValueRef sl = NULL;
+  if (tap)
+    sl = cg_gep8(c, s->accbuf,
+                 LLVMBuildMul(c->b, LLVMBuildSub(c->b, lp.i, s->lo, ""),
+                              cg_i64c(c, (int64_t)4 * p->OCB * p->VL), ""));
+  micro_kernel(c, s, P, lp.i, tap, sl);
+  cg_loop_end(c, &lp);
+}
+
 static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
                          LLVMValueRef wg, LLVMValueRef bg) {
   const cg_conv_geom *g = &a->g;
@@ -494,6 +513,7 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
   LLVMValueRef lo = LLVMBuildMul(c->b, chunk, cg_i64c(c, p->chunk), "");
   LLVMValueRef hi = cg_min_s(
       c, LLVMBuildAdd(c->b, lo, cg_i64c(c, p->chunk), ""), cg_i64c(c, p->npix));
+  s.lo = lo;
   /* K blocking: one task is all the pixels, one tap at a time over all of
    * its pixel tiles, each tile's partial sums in its slot of accbuf */
   LLVMValueRef accbuf = NULL, tapk = NULL;
@@ -507,18 +527,17 @@ static void emit_compute(cg *c, const cg_dot_args *a, dot_plan *p,
     cg_for(c, &ltap, 0, g->KH * p->KWk, 1);
     tapk = ltap.i;
   }
-  /* full tiles while p + PIX <= hi; the global remainder at the end */
-  cg_loop lp;
-  cg_loop_begin(c, &lp, lo,
-                LLVMBuildSub(c->b, hi, cg_i64c(c, p->PIX - 1), ""), p->PIX);
+  if (p->nbig) { /* K blocking's mixed tiles: PIX pixels, then PIX - 1 */
+    LLVMValueRef split = cg_i64c(c, p->nbig * p->PIX);
+    tile_loop(c, &s, p->PIX, lo, cg_min_s(c, hi, split), tapk);
+    tile_loop(c, &s, p->PIX - 1, cg_max_s(c, lo, split), hi, tapk);
+  } else { /* full tiles while p + PIX <= hi */
+    tile_loop(c, &s, p->PIX, lo,
+              LLVMBuildSub(c->b, hi, cg_i64c(c, p->PIX - 1), ""), tapk);
+  }
+  /* the global remainder at the end */
+  unsigned R = p->nbig ? 0 : (unsigned)(p->npix % p->PIX);
   LLVMValueRef sl = NULL;
-  if (p->kblock)
-    sl = cg_gep8(c, accbuf,
-                 LLVMBuildMul(c->b, LLVMBuildSub(c->b, lp.i, lo, ""),
-                              cg_i64c(c, slot / p->PIX), ""));
-  micro_kernel(c, &s, p->PIX, lp.i, tapk, sl);
-  cg_loop_end(c, &lp);
-  unsigned R = (unsigned)(p->npix % p->PIX);
   if (R) {
     cg_if fr;
     cg_if_begin(c, &fr, LLVMBuildICmp(c->b, LLVMIntEQ, hi,
@@ -580,6 +599,7 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
     p.kblock = true;
     p.chunk = p.npix;
     p.nchunks = 1;
+    cg_dot_mixed_tiles(a, &p);
   }
   a->rq->pad = (size_t)p.TW + 16;
   cg_requant_bound(a->rq, a->wc, a->bias, g->M, g->Cg * g->KH * g->KW);

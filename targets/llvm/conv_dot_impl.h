@@ -33,6 +33,8 @@ typedef struct dot_plan {
   int64_t chunk, nchunks;   /* pixels per task (a multiple of PIX) */
   bool chunk_outer;         /* task order: see cg_conv_task */
   bool kblock;              /* taps outermost, partial sums in accbuf */
+  int64_t nbig;             /* tiles of PIX pixels, then PIX - 1 (0: the
+                               remainder tile; conv_dot_plan.c) */
   bool corr;                /* UBSW with correction steps (conv_ubsw.c) */
   cg_ubsw_lists cl;
 } dot_plan;
@@ -46,7 +48,7 @@ typedef struct dot_kstate {
   LLVMValueRef panel, wtile, biasp, yb;
   LLVMValueRef ob; /* a fused qadd's other operand (fuse_add.c) */
   LLVMValueRef pf_base, pf_line0; /* K blocking: the next tap's weights */
-  LLVMValueRef accbuf;
+  LLVMValueRef accbuf, lo; /* K blocking's partial sums; the first pixel */
   LLVMValueRef n, chbase, valid; /* valid: channels left in the tile */
   LLVMValueRef clist; /* UBSW corrections: the tile's first list */
   LLVMValueRef acc[12 * 4];
@@ -61,6 +63,8 @@ static inline int64_t cg_dot_wvec_bytes(const dot_plan *p) {
 /* Choose the kind and the tile shape (p's panel, chunk and K-blocking
  * fields are left to cg_dot_emit); false if no dot kernel fits. */
 bool cg_dot_plan(cg *c, const cg_dot_args *a, dot_plan *p);
+/* Mixed tiles for a K-blocked plan (p->npix set): p->nbig. */
+void cg_dot_mixed_tiles(const cg_dot_args *a, dot_plan *p);
 /* The centered weights packed in the order p's tiles consume them
  * ([G][tiles][KH][KWk][C4][TW][kg], u8 or i16 elements), a constant
  * global; NULL with c->status set when out of memory. */
