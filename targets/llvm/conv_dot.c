@@ -48,8 +48,9 @@
  *
  * K blocking, for convs whose channel tile has many weights (at least
  * KBLOCK_MIN_TILE bytes: the 256- and 512-channel 3x3 convs of ResNet-18 on
- * zmm tiles of 64 channels; or KBLOCK_L1_TILE, more than L1 holds, in a conv
- * of KBLOCK_BIG_CONV bytes or more: the 512-channel ones on ymm tiles of 16)
+ * zmm tiles of 64 channels; or KBLOCK_L1_TILE, as much as L1 holds, in a
+ * conv of KBLOCK_BIG_CONV bytes or more: the 256 -> 512 and 512-channel
+ * ones on ymm tiles of 16)
  * and few pixels: a task is one channel tile and all the pixels, and the
  * taps go outermost. Each pixel tile runs one tap at a time, its partial
  * sums waiting in a stack buffer between taps (bias at the first tap, the
@@ -584,11 +585,12 @@ quill_status cg_dot_emit(cg *c, const cg_dot_args *a) {
    * core between runs (ResNet-18's 256- and 512-channel 3x3 convs: 147-295
    * KB a tile, 11.7 MB for the model) for few pixels (196, 49): one task
    * takes all the pixels and the taps go outermost (see the header). A
-   * tile of 64-128 KB only when the conv's weights do not stay in L2
+   * tile of 32-128 KB only when the conv's weights do not stay in L2
    * either: on 16-channel ymm tiles (avx-vnni) ResNet-18's 512-channel
    * 3x3 convs (74 KB a tile, 2.4 MB) went from 69% to 80-82% of the
-   * vpdpbusd ymm peak; its 128 -> 256 conv on zmm tiles (74 KB, 295 KB in
-   * all) lost 6 points. */
+   * vpdpbusd ymm peak, its 256 -> 512 3x3/2 conv (36 KB, 1.2 MB) from 66%
+   * to 77%; its 128 -> 256 conv on zmm tiles (74 KB, 295 KB in all) lost
+   * 6 points. */
   int64_t wtile = g->KH * p.KWk * p.C4 * (int64_t)p.OCB * cg_dot_wvec_bytes(&p);
   int64_t wconv = g->G * p.ntiles * wtile;
   int64_t accb = tiles * p.PIX * p.OCB * p.VL * 4;
