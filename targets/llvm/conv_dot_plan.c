@@ -19,9 +19,8 @@
  * 24-30% 1.03-1.06x, within the noise) */
 #define UBSW_MAX_CORR 0.3
 
-/* vpdpbusd's latency in issue slots (5 cycles, 2 a cycle: Intel since Ice
- * Lake; Zen 4 issues its zmm form once a cycle at latency 4): a tile of
- * fewer accumulators waits on them */
+/* vpdpbusd's latency in issue slots (Intel since Ice Lake: 5 cycles, 2 a
+ * cycle): a tile of fewer accumulators waits on them */
 #define VNNI_LAT_SLOTS 10.0
 
 static bool weights_fit(const cg_dot_args *a, int64_t lo, int64_t hi) {
@@ -34,9 +33,9 @@ static bool weights_fit(const cg_dot_args *a, int64_t lo, int64_t hi) {
 }
 
 /* The estimated cost of a tile of P pixels and o channel vectors: per
- * kernel step max(o*P dot products, o + 1.5P loads, the latency floor),
- * plus its epilogue and, for a tile that may straddle rows, its pixel
- * offsets. */
+ * kernel step max(o*P dot products, o + 1.5P loads, the latency floor
+ * lat), plus an epilogue per output vector and, for a tile that may
+ * straddle rows, its pixel offsets. */
 static double tile_cost(unsigned o, unsigned P, int64_t ksteps, double lat,
                         bool straddle) {
   double d = (double)o * P, l = o + 1.5 * P;
@@ -104,9 +103,8 @@ bool cg_dot_plan(cg *c, const cg_dot_args *a, dot_plan *p) {
   p->s8panel = p->kind == DOT_SDOT || p->kind == DOT_SMMLA;
   p->u8panel = p->kind == DOT_VNNI || p->kind == DOT_UBSW || p->s8panel;
   /* tile shape: the (channel vectors, pixels) pair with the lowest
-   * estimated cost: per tile and kernel step max(o*p dot products, o + p
-   * loads) - both issue about twice per cycle - plus an epilogue per
-   * output vector, summed over every channel tile (lanes past the last
+   * estimated cost (tile_cost: dot products and loads issue about twice
+   * per cycle), summed over every channel tile (lanes past the last
    * channel are computed too) and every pixel tile including the
    * remainder tile. */
   int64_t Mg = a->g.Mg;
@@ -146,16 +144,12 @@ bool cg_dot_plan(cg *c, const cg_dot_args *a, dot_plan *p) {
       if (p->kind == DOT_SMMLA && q % 2)
         continue;
       int64_t full = npix / q, rem = npix % q;
-      double lt = o + 1.5 * q, lr = o + 1.5 * (double)rem;
       /* a tile that may straddle rows computes each pixel's offsets
        * (a division by OW) on entry */
-      double straddle = npix > a->g.OW && a->g.OW % q ? 1.5 * q : 0.0;
-      double tile = (double)ksteps * (o * q > lt ? o * q : lt) + 4.0 * o * q +
-                    straddle;
-      double rt = (double)ksteps * (o * rem > lr ? o * (double)rem : lr) +
-                  4.0 * o * (double)rem;
-      double cost = (double)cg_ceil_div(nvec, o) * ((double)full * tile +
-                                                 (rem ? rt : 0));
+      double tile = tile_cost(o, q, ksteps, 0.0,
+                              npix > a->g.OW && a->g.OW % q);
+      double rt = rem ? tile_cost(o, (unsigned)rem, ksteps, 0.0, false) : 0;
+      double cost = (double)cg_ceil_div(nvec, o) * ((double)full * tile + rt);
       if (best < 0 || cost < best * 0.97) {
         best = cost;
         p->OCB = o;
