@@ -3,10 +3,11 @@
  * (conv_dot.c): which instruction kind a conv's ISA path and weights
  * allow (VNNI, UBSW with or without correction steps, WD, MUL, SDOT,
  * SMMLA), and the tile shape (channel vectors x pixels) with the lowest
- * estimated cost for the registers the kind leaves free; then the
- * weights packed in the order the tiles consume them, the bias with the
- * panel's zero point folded in, and the split of a task index into
- * (n, group, channel tile, pixel chunk).
+ * estimated cost for the registers the kind leaves free (for a K-blocked
+ * conv also the mixed tiles that replace a latency-bound remainder tile);
+ * then the weights packed in the order the tiles consume them, the bias
+ * with the panel's zero point folded in, and the split of a task index
+ * into (n, group, channel tile, pixel chunk).
  */
 #include <string.h>
 
