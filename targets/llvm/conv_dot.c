@@ -387,7 +387,10 @@ static void micro_kernel(cg *c, dot_kstate *s, unsigned P, LLVMValueRef p0,
   LLVMValueRef wp = cg_gep8(
       c, s->wtile, LLVMBuildMul(c->b, tap, cg_i64c(c, p->C4 * OCB * wvec), ""));
   s->pf_base = NULL;
-  if (tap_k) { /* this pixel tile's share of the next tap's lines */
+  /* this pixel tile's share of the next tap's lines, C4 a tile from the
+   * tile's index (its first pixel over PIX; the first tiles are PIX wide
+   * with mixed tiles too, and later indices clamp to the last line) */
+  if (tap_k) {
     s->pf_base = cg_gep8(c, wp, cg_i64c(c, p->C4 * OCB * wvec));
     s->pf_line0 = LLVMBuildMul(
         c->b,
