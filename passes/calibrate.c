@@ -41,7 +41,9 @@
  * concat-group, default 1): then no input is requantized per concat, and
  * the compiled code keeps the whole block in one buffer. A concat whose
  * own range is less than half the group's stays out (its inputs too,
- * unless they feed only concats of the group).
+ * unless they feed only concats of the group), unless each of its inputs
+ * feeds other concats of the group as well (then staying out would win
+ * nothing: those concats requantize the input to the group's range).
  *
  * Data: option data=PATH (loaded with passes/calib_data.h, honouring
  * max-samples=N while reading), else the pass-manager input
@@ -569,6 +571,25 @@ static bool users_kept(calib *c, size_t *par, const bool *keep,
   return true;
 }
 
+/* Every operand x of cat is a member of the group root read by another
+ * concat too (x's values reach the group's other concats at the union's
+ * scale whatever cat takes): a narrow cat staying out would win no
+ * resolution, only a requantization of x into every other concat and a
+ * copy per concat (DenseNet's first block: its input, alone in its first
+ * layer's concat, is a third narrower than the block, all ReLU). */
+static bool operands_shared(calib *c, size_t *par, const quill_value **top,
+                            const quill_op *cat, size_t root) {
+  for (unsigned i = 0; i < quill_op_num_operands(cat); i++) {
+    const quill_value *x = quill_op_operand(cat, i);
+    fq_info *f = operand_fq(c, x);
+    size_t fi = f ? (size_t)(f - c->fq) : 0;
+    if (!f || top[fi] != x || find_root(par, fi) != root ||
+        quill_value_num_uses(x) < 2)
+      return false;
+  }
+  return true;
+}
+
 /* Option concat-group (header comment): concats joined by shared inputs
  * take one range, the union of theirs, and so do the inputs they share. */
 static quill_status concat_group(calib *c) {
@@ -628,7 +649,10 @@ static quill_status concat_group(calib *c) {
       if (!fq_concat(&c->fq[k]) || find_root(par, k) != r)
         continue;
       fq_range(&c->fq[k], &l, &h);
-      if ((h - l) * GROUP_WIDEN < hi - lo)
+      if ((h - l) * GROUP_WIDEN < hi - lo &&
+          !operands_shared(c, par, top, quill_value_def(quill_op_operand(
+                                            c->fq[k].op, 0)),
+                           r))
         continue;
       keep[k] = true;
       kept++;
