@@ -42,8 +42,10 @@
  * the compiled code keeps the whole block in one buffer. A concat whose
  * own range is less than half the group's stays out (its inputs too,
  * unless they feed only concats of the group), unless each of its inputs
- * feeds other concats of the group as well (then staying out would win
- * nothing: those concats requantize the input to the group's range).
+ * feeds other concats of the group as well and its range is at least a
+ * quarter of the group's (then staying out wins its readers at most 2
+ * bits, and costs a requantization of each input into every other
+ * concat).
  *
  * Data: option data=PATH (loaded with passes/calib_data.h, honouring
  * max-samples=N while reading), else the pass-manager input
@@ -500,8 +502,12 @@ static void concat_union(calib *c) {
 
 /* ---- concat groups ---------------------------------------------------------------- */
 
-/* A group member may take a range this much wider than its own. */
+/* A group member may take a range this much wider than its own; one
+ * whose inputs all feed other members (operands_shared) this much: 2 bits
+ * of resolution at most for its readers, where the inputs' requantization
+ * into the other members is the cost of staying out. */
 #define GROUP_WIDEN 2.0
+#define GROUP_WIDEN_SHARED 4.0
 
 static size_t find_root(size_t *par, size_t k) {
   while (par[k] != k)
@@ -650,9 +656,10 @@ static quill_status concat_group(calib *c) {
         continue;
       fq_range(&c->fq[k], &l, &h);
       if ((h - l) * GROUP_WIDEN < hi - lo &&
-          !operands_shared(c, par, top, quill_value_def(quill_op_operand(
-                                            c->fq[k].op, 0)),
-                           r))
+          ((h - l) * GROUP_WIDEN_SHARED < hi - lo ||
+           !operands_shared(c, par, top,
+                            quill_value_def(quill_op_operand(c->fq[k].op, 0)),
+                            r)))
         continue;
       keep[k] = true;
       kept++;
