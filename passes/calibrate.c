@@ -582,7 +582,7 @@ static bool users_kept(calib *c, size_t *par, const bool *keep,
  * scale whatever cat takes): a narrow cat staying out would win no
  * resolution, only a requantization of x into every other concat and a
  * copy per concat (DenseNet's first block: its input, alone in its first
- * layer's concat, is a third narrower than the block, all ReLU). */
+ * layer's concat, is 0.39 as wide as the block, all ReLU). */
 static bool operands_shared(calib *c, size_t *par, const quill_value **top,
                             const quill_op *cat, size_t root) {
   for (unsigned i = 0; i < quill_op_num_operands(cat); i++) {
