@@ -579,10 +579,11 @@ static bool users_kept(calib *c, size_t *par, const bool *keep,
 
 /* Every operand x of cat is a member of the group root read by another
  * concat too (x's values reach the group's other concats at the union's
- * scale whatever cat takes): a narrow cat staying out would win no
- * resolution, only a requantization of x into every other concat and a
- * copy per concat (DenseNet's first block: its input, alone in its first
- * layer's concat, is 0.39 as wide as the block, all ReLU). */
+ * scale whatever cat takes): a narrow cat staying out would keep a finer
+ * scale for its own readers only, at the cost of a requantization of x
+ * into every other concat and a copy per concat (DenseNet's first block:
+ * its input, alone in its first layer's concat, is 0.39 as wide as the
+ * block, all ReLU). */
 static bool operands_shared(calib *c, size_t *par, const quill_value **top,
                             const quill_op *cat, size_t root) {
   for (unsigned i = 0; i < quill_op_num_operands(cat); i++) {
